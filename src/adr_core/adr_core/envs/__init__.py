@@ -13,6 +13,7 @@ _SPECS: dict[str, dict] = {
     "adr/LunarLander-v0": dict(
         entry_point="adr_core.envs.lunar_lander:RandomizedLunarLander", max_episode_steps=1000, reward_threshold=200.0
     ),
+    "adr/Pusher3DOF-v0": dict(entry_point="adr_core.envs.pusher3dof:Pusher3DOFEnv", max_episode_steps=100),
 }
 
 ENV_IDS: tuple[str, ...] = tuple(_SPECS)

@@ -1,0 +1,134 @@
+"""adr/Pusher3DOF-v0: a 3-DoF planar arm pushes a puck to a goal (MuJoCo, model in assets/pusher3dof.xml).
+
+Arena: the square [-1, 1]^2 m, arm base at the origin, links 0.45 / 0.35 / 0.25 m (reach 1.05 m). At reset the arm starts
+stretched along +x (joint noise U(-0.1, 0.1) rad), the puck at x in [0.35, 0.75], y in [0.15, 0.45], the goal at
+x in [0.0, 0.6], y in [0.55, 0.85], at least 0.4 m from the puck.
+
+Observation (14, float32): joint angles (3), joint velocities (3), tip xy (2), puck xy (2), puck velocity xy (2),
+goal xy (2).
+Action (3, [-1, 1]): joint torques (motor gears 1.0 / 0.5 / 0.2 N*m). Frame skip 5 at dt 0.01 s -> 20 Hz, 100 steps.
+Reward: -||puck - goal|| - 0.01 * ||action||^2 per step.
+Info (every step): ``distance`` = ||puck - goal|| after the step, ``final_distance`` = the same value (the one of
+the episode's last step is the final distance). Solved: final distance < 0.25 m (a quarter of the arena's
+half-width). Randomized: frictionloss and damping of the puck's x and y slide joints (model.dof_*; no reload).
+"""
+from __future__ import annotations
+
+import math
+import os
+
+if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
+    os.environ["MUJOCO_GL"] = "egl"  # headless rendering; must be chosen before mujoco is imported
+
+import gymnasium as gym
+import mujoco
+import numpy as np
+from gymnasium import spaces
+
+from ..randomization import RandomizationSpace
+from .asset_paths import PUSHER3DOF_MJCF
+from .randomized import RandomizedEnvMixin
+
+ENV_ID = "adr/Pusher3DOF-v0"
+FRICTIONLOSS, DAMPING = "puck_frictionloss", "puck_damping"
+FRAME_SKIP = 5
+CONTROL_COST = 0.01
+SOLVED_DISTANCE = 0.25
+ARM_NOISE = 0.1
+PUCK_BOX = ((0.35, 0.15), (0.75, 0.45))
+GOAL_BOX = ((0.0, 0.55), (0.6, 0.85))
+MIN_START_DISTANCE = 0.4
+OBS_SIZE = 14
+
+
+class Pusher3DOFEnv(RandomizedEnvMixin, gym.Env):
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
+
+    def __init__(self, render_mode: str | None = None, space: RandomizationSpace | str | None = None,
+                 width: int = 480, height: int = 480) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
+        self._render_size = (height, width)
+        self._renderer: mujoco.Renderer | None = None
+        self.model = mujoco.MjModel.from_xml_path(str(PUSHER3DOF_MJCF))
+        self.data = mujoco.MjData(self.model)
+        joint = lambda name: mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, name)  # noqa: E731
+        self._puck_dofs = np.array([self.model.jnt_dofadr[joint("puck_x")], self.model.jnt_dofadr[joint("puck_y")]])
+        self._puck_qpos = int(self.model.jnt_qposadr[joint("puck_x")])
+        self._tip = self.data.site("tip").xpos
+        goal_body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, "goal")
+        self._goal = self.data.mocap_pos[self.model.body_mocapid[goal_body]]
+        self._puck = self.data.qpos[self._puck_qpos:self._puck_qpos + 2]
+        self._puck_vel = self.data.qvel[self._puck_dofs[0]:self._puck_dofs[0] + 2]
+        self._obs = np.zeros(OBS_SIZE, dtype=np.float32)
+
+        self.action_space = spaces.Box(-1.0, 1.0, (3,), dtype=np.float32)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (OBS_SIZE,), dtype=np.float32)
+        self._init_randomization(space, ENV_ID, (FRICTIONLOSS, DAMPING))
+
+    def _apply_parameters(self, values: np.ndarray) -> None:
+        self.model.dof_frictionloss[self._puck_dofs] = self._param(values, FRICTIONLOSS)
+        self.model.dof_damping[self._puck_dofs] = self._param(values, DAMPING)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        parameters = self._begin_episode_parameters()
+        super().reset(seed=seed)
+        rng = self.np_random
+        mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[:3] = rng.uniform(-ARM_NOISE, ARM_NOISE, 3)
+        puck = rng.uniform(*PUCK_BOX)
+        goal = rng.uniform(*GOAL_BOX)
+        while math.dist(puck, goal) < MIN_START_DISTANCE:
+            goal = rng.uniform(*GOAL_BOX)
+        self._puck[:] = puck
+        self._goal[:2] = goal
+        mujoco.mj_forward(self.model, self.data)
+        distance = self._distance()
+        return self._observation(), {"parameters": parameters, "distance": distance, "final_distance": distance}
+
+    def step(self, action):
+        ctrl = self.data.ctrl
+        np.clip(action, -1.0, 1.0, out=ctrl)
+        mujoco.mj_step(self.model, self.data, nstep=FRAME_SKIP)
+        distance = self._distance()
+        reward = -distance - CONTROL_COST * float(ctrl @ ctrl)
+        return self._observation(), reward, False, False, {"distance": distance, "final_distance": distance}
+
+    def _distance(self) -> float:
+        puck, goal = self._puck, self._goal
+        return math.hypot(puck[0] - goal[0], puck[1] - goal[1])
+
+    def _observation(self) -> np.ndarray:
+        obs, data = self._obs, self.data
+        obs[0:3] = data.qpos[:3]
+        obs[3:6] = data.qvel[:3]
+        obs[6:8] = self._tip[:2]
+        obs[8:10] = self._puck
+        obs[10:12] = self._puck_vel
+        obs[12:14] = self._goal[:2]
+        return obs.copy()
+
+    @property
+    def puck_position(self) -> np.ndarray:
+        return self._puck.copy()
+
+    @property
+    def goal_position(self) -> np.ndarray:
+        return self._goal[:2].copy()
+
+    def is_solved(self, episode_return: float, info: dict) -> bool:
+        return float(info["final_distance"]) < SOLVED_DISTANCE
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        if self._renderer is None:
+            self._renderer = mujoco.Renderer(self.model, *self._render_size)
+        self._renderer.update_scene(self.data, camera="top")
+        return self._renderer.render()
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
