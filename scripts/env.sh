@@ -1,0 +1,22 @@
+# Source this file (bash) to run the ADR stack from the project venv and ros2_ws/install:
+#   source scripts/env.sh
+# It sets what ROS 2 from PyPI needs (AMENT_PREFIX_PATH, HOME, the built workspace) and safe defaults
+# for discovery: localhost only and domain id 42, both overridable before sourcing.
+ADR_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ADR_VENV=${ADR_VENV:-$ADR_ROOT/.venv}
+unset _ROS_WHEELS_BOOTSTRAP_COMPLETE
+export HOME=${HOME:-$ADR_ROOT/.home}
+export VIRTUAL_ENV=$ADR_VENV
+export PATH=$ADR_VENV/bin:$PATH
+export AMENT_PREFIX_PATH=$ADR_VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}
+export RMW_IMPLEMENTATION=${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}
+export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-42}
+export ROS_AUTOMATIC_DISCOVERY_RANGE=${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}
+if [[ -f $ADR_ROOT/ros2_ws/install/setup.bash ]]; then
+    # shellcheck disable=SC1091
+    source "$ADR_ROOT/ros2_ws/install/setup.bash"
+else
+    echo "scripts/env.sh: ros2_ws/install is missing; run scripts/setup.sh first" >&2
+fi
+# The user-facing commands (adr_launch, adr_monitor, adr-train) on PATH, as `ros2 run` would find them.
+export PATH=$ADR_ROOT/ros2_ws/install/adr/lib/adr:$ADR_ROOT/ros2_ws/install/adr_core/lib/adr_core:$PATH

@@ -1,0 +1,1 @@
+"""Bringup: launch files, graph description and the pip-path launcher of the ADR stack."""

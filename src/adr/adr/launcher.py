@@ -1,0 +1,171 @@
+"""adr_launch: start an ADR node graph without the ``launch`` packages (the pip-only path).
+
+Usage mirrors ``ros2 launch``:
+
+    adr_launch adr train_sim.launch.py env:=adr/LunarLander-v0 seed:=1
+    adr_launch adr train_sim.launch.py --show-args
+
+It starts the same processes with the same parameters as the launch file (both read adr/graph.py), prefixes
+their output with ``[name]``, restarts nodes marked respawn, stops everything when a required node exits, and
+forwards Ctrl-C to every node so each can shut down cleanly. Discovery defaults to this host only and domain
+id 42; ``--allow-other-hosts`` (or ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET) lets nodes on other machines join.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+
+from adr.graph import GRAPHS, Graph, NodeSpec, graph_for_launch_file
+
+RESPAWN_DELAY_S = 2.0
+
+
+def node_command(spec: NodeSpec) -> list[str]:
+    """The command line ``ros2 launch`` would run for ``spec``."""
+    try:
+        prefix = Path(get_package_prefix(spec.package))
+    except PackageNotFoundError as error:
+        raise SystemExit(f"adr_launch: package {spec.package!r} is not built; run scripts/setup.sh") from error
+    command = [str(prefix / "lib" / spec.package / spec.executable), *spec.arguments, "--ros-args", "-r", f"__node:={spec.name}"]
+    for key, value in spec.parameters.items():
+        command += ["-p", f"{key}:={_parameter_literal(value)}"]
+    return command
+
+
+def _parameter_literal(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_parameter_literal(v) for v in value) + "]"
+    if isinstance(value, str):
+        return f"'{value}'" if value == "" or value.lower() in {"true", "false"} else value
+    return repr(value)
+
+
+@dataclass
+class _Running:
+    spec: NodeSpec
+    process: subprocess.Popen
+    pump: threading.Thread
+
+
+def _pump_output(name: str, stream) -> None:
+    for line in iter(stream.readline, b""):
+        sys.stdout.write(f"[{name}] {line.decode(errors='replace')}")
+        sys.stdout.flush()
+
+
+def _start(spec: NodeSpec, env: dict[str, str]) -> _Running:
+    process = subprocess.Popen(node_command(spec), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    pump = threading.Thread(target=_pump_output, args=(spec.name, process.stdout), daemon=True)
+    pump.start()
+    print(f"[adr_launch] started {spec.name} (pid {process.pid})", flush=True)
+    return _Running(spec, process, pump)
+
+
+def run_graph(graph: Graph, overrides: dict[str, str], env: dict[str, str]) -> int:
+    specs = graph.nodes(overrides)
+    running = [_start(spec, env) for spec in specs]
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    status = 0
+    try:
+        while not stop.is_set() and running:
+            for entry in list(running):
+                code = entry.process.poll()
+                if code is None:
+                    continue
+                entry.pump.join(timeout=1)
+                print(f"[adr_launch] {entry.spec.name} exited with code {code}", flush=True)
+                running.remove(entry)
+                if entry.spec.required:
+                    status = code
+                    stop.set()
+                elif entry.spec.respawn and not stop.is_set():
+                    time.sleep(RESPAWN_DELAY_S)
+                    running.append(_start(entry.spec, env))
+            stop.wait(0.2)
+    finally:
+        _shutdown(running)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return status
+
+
+def _shutdown(running: list[_Running], grace_s: float = 15.0) -> None:
+    for entry in running:
+        if entry.process.poll() is None:
+            entry.process.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + grace_s
+    for entry in running:
+        try:
+            entry.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            print(f"[adr_launch] {entry.spec.name} ignored Ctrl-C for {grace_s:.0f} s; killing it", flush=True)
+            os.killpg(entry.process.pid, signal.SIGKILL)
+            entry.process.wait()
+        entry.pump.join(timeout=1)
+
+
+def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:
+    parser = argparse.ArgumentParser(prog="adr_launch", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("package", help="always 'adr' (kept for the same shape as ros2 launch)")
+    parser.add_argument("launch_file", help=f"one of: {', '.join(f'{name}.launch.py' for name in GRAPHS)}")
+    parser.add_argument("assignments", nargs="*", metavar="name:=value", help="launch arguments")
+    parser.add_argument("--show-args", "-s", action="store_true", help="list the launch arguments and exit")
+    parser.add_argument("--print", dest="print_only", action="store_true", help="print the node commands and exit")
+    parser.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for every node (default: $ROS_DOMAIN_ID or 42)")
+    parser.add_argument("--allow-other-hosts", action="store_true",
+                        help="discover nodes on other machines of the subnet (default: this host only)")
+    args = parser.parse_args(argv)
+    if args.package != "adr":
+        parser.error(f"package {args.package!r}: adr_launch starts the graphs of the 'adr' package only")
+    overrides = {}
+    for assignment in args.assignments:
+        name, sep, value = assignment.partition(":=")
+        if not sep:
+            parser.error(f"{assignment!r}: launch arguments are written name:=value")
+        overrides[name] = value
+    return args, overrides
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, overrides = _parse(sys.argv[1:] if argv is None else argv)
+    try:
+        graph = graph_for_launch_file(args.launch_file)
+        if args.show_args:
+            for argument in graph.arguments:
+                choices = f" (one of: {', '.join(argument.choices)})" if argument.choices else ""
+                print(f"'{argument.name}':\n    {argument.description}{choices}\n    (default: '{argument.default}')")
+            return 0
+        specs = graph.nodes(overrides)
+    except ValueError as error:
+        print(f"adr_launch: {error}", file=sys.stderr)
+        return 2
+    if args.print_only:
+        for spec in specs:
+            print(" ".join(node_command(spec)))
+        return 0
+    env = dict(os.environ)
+    env["ROS_DOMAIN_ID"] = str(args.domain_id if args.domain_id is not None else env.get("ROS_DOMAIN_ID", "42"))
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "SUBNET" if args.allow_other_hosts else env.get(
+        "ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    env["PYTHONUNBUFFERED"] = "1"
+    print(f"[adr_launch] {graph.name}: {len(specs)} node(s), ROS_DOMAIN_ID={env['ROS_DOMAIN_ID']}, "
+          f"discovery {env['ROS_AUTOMATIC_DISCOVERY_RANGE']}", flush=True)
+    return run_graph(graph, overrides, env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

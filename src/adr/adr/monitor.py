@@ -1,0 +1,90 @@
+"""adr_monitor: watch the ADR graph from a terminal (for users without ros2cli/rqt).
+
+Prints the proposals published on ``adr/proposals`` as JSON lines; ``--propose N`` first asks the sampler
+for one iteration of N settings, which makes it a one-shot health check of the sampler.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import rclpy
+from adr_interfaces.msg import ParameterSet
+from adr_interfaces.srv import ProposeParameters
+from adr_ros import parameter_sets, qos, topics
+from rclpy.node import Node
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="adr_monitor", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--propose", type=int, metavar="N", help="call the sampler's propose service for N settings first")
+    parser.add_argument(
+        "--count", type=int, metavar="K", help="exit after K proposals were received (default: N with --propose, else never)"
+    )
+    parser.add_argument("--timeout", type=float, default=30.0, help="give up after this many seconds (default: %(default)s)")
+    return parser.parse_args(argv)
+
+
+def _proposal_json(msg: ParameterSet) -> str:
+    proposal = parameter_sets.from_msg(msg)
+    return json.dumps(
+        {
+            "topic": topics.PROPOSALS,
+            "env_id": proposal.env_id,
+            "iteration": proposal.iteration,
+            "slot": proposal.slot,
+            "values": dict(zip(proposal.names, proposal.values.tolist())),
+            "normalized": proposal.normalized.tolist(),
+        }
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(sys.argv[1:] if argv is None else argv)
+    expected = args.count if args.count is not None else args.propose
+    rclpy.init()
+    node = Node("adr_monitor")
+    received: list[ParameterSet] = []
+
+    def on_proposal(msg: ParameterSet) -> None:
+        received.append(msg)
+        print(_proposal_json(msg), flush=True)
+
+    node.create_subscription(ParameterSet, topics.PROPOSALS, on_proposal, qos.RELIABLE_STREAM)
+    deadline = time.monotonic() + args.timeout
+    status = 0
+    try:
+        if args.propose is not None:
+            client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+            if not client.wait_for_service(timeout_sec=args.timeout):
+                print(f"adr_monitor: no sampler serves {topics.PROPOSE_SERVICE}", file=sys.stderr)
+                return 1
+            # Let the subscription match the sampler's publisher before the proposals go out.
+            while node.count_publishers(topics.PROPOSALS) == 0 and time.monotonic() < deadline:
+                rclpy.spin_once(node, timeout_sec=0.05)
+            future = client.call_async(ProposeParameters.Request(count=args.propose))
+            rclpy.spin_until_future_complete(node, future, timeout_sec=max(0.0, deadline - time.monotonic()))
+            response = future.result()
+            if response is None or not response.success:
+                reason = "timed out" if response is None else response.message
+                print(f"adr_monitor: propose failed: {reason}", file=sys.stderr)
+                return 1
+            print(json.dumps({"service": topics.PROPOSE_SERVICE, "message": response.message,
+                              "proposals": len(response.proposals)}), flush=True)
+        while (expected is None or len(received) < expected) and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        if expected is not None and len(received) < expected:
+            print(f"adr_monitor: received {len(received)} of {expected} proposals in {args.timeout} s", file=sys.stderr)
+            status = 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Discriminator node: scores randomized trajectories against reference ones."""

@@ -1,0 +1,1 @@
+"""Shared ROS 2 plumbing of the ADR nodes: numpy <-> message conversion, QoS profiles, diagnostics."""

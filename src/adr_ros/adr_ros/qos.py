@@ -1,0 +1,16 @@
+"""QoS profiles of the ADR graph, chosen per stream."""
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+# Proposals, trajectories and rewards: every message matters, bursts are bounded by the iteration size.
+RELIABLE_STREAM = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST, depth=256, reliability=ReliabilityPolicy.RELIABLE
+)
+# Latest-value topics (policy weights, sampler state): late joiners get the last sample.
+LATCHED = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+# Metrics for rqt_plot and friends: losing one is harmless.
+METRICS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)

@@ -1,0 +1,1 @@
+"""SVPG / uniform / fixed-range sampler of simulator settings as a ROS 2 node."""

@@ -1,0 +1,26 @@
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+PACKAGE = "adr_sampler_node"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "tests"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="ADR ROS 2 maintainers",
+    maintainer_email="adr-ros2@example.org",
+    description="SVPG / uniform / fixed-range sampler of simulator settings as a ROS 2 node.",
+    license="MIT",
+    entry_points={
+        "console_scripts": [
+            "sampler_node = adr_sampler_node.node:main",
+        ],
+    },
+)

@@ -1,0 +1,1 @@
+"""Simulator instance node: runs assigned rollouts in a randomized and a reference env."""

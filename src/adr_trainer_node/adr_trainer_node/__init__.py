@@ -1,0 +1,1 @@
+"""DDPG/TD3 learner of the ADR graph as a ROS 2 node."""
