@@ -14,6 +14,8 @@ _SPECS: dict[str, dict] = {
         entry_point="adr_core.envs.lunar_lander:RandomizedLunarLander", max_episode_steps=1000, reward_threshold=200.0
     ),
     "adr/Pusher3DOF-v0": dict(entry_point="adr_core.envs.pusher3dof:Pusher3DOFEnv", max_episode_steps=100),
+    "adr/ErgoReacher-v0": dict(entry_point="adr_core.envs.ergo_reacher:ErgoReacherEnv", max_episode_steps=100),
+    "adr/ErgoPusher-v0": dict(entry_point="adr_core.envs.ergo_pusher:ErgoPusherEnv", max_episode_steps=100),
 }
 
 ENV_IDS: tuple[str, ...] = tuple(_SPECS)

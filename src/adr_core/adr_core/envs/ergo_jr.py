@@ -1,0 +1,116 @@
+"""The simulated Poppy Ergo Jr shared by the Ergo envs: one PyBullet DIRECT client, the URDF, servo commands.
+
+Servos are PyBullet's POSITION_CONTROL motors: each physics step the motor drives the joint velocity
+towards ``gain * (target - angle) / dt`` with at most ``max_torque`` N*m. ``gain`` (PyBullet's positionGain)
+is the fraction of the position error the servo tries to remove per physics step: lower gain -> slower,
+softer servo. ``max_torque`` caps the torque: lower -> the joint can lift less against gravity.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pybullet as pb
+
+from .asset_paths import ERGO_JR_URDF
+
+JOINT_NAMES: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
+END_EFFECTOR_LINK = "end_effector"
+PHYSICS_DT = 1.0 / 240.0
+VELOCITY_GAIN = 1.0
+
+
+class ErgoJrSim:
+    """A fresh DIRECT physics world holding one fixed-base Ergo Jr (plus whatever the env adds)."""
+
+    def __init__(self, base_position: Sequence[float]) -> None:
+        self.client = -1
+        self.client = pb.connect(pb.DIRECT)
+        cid = self.client
+        pb.setGravity(0.0, 0.0, -9.81, physicsClientId=cid)
+        pb.setPhysicsEngineParameter(fixedTimeStep=PHYSICS_DT, deterministicOverlappingPairs=1, physicsClientId=cid)
+        self.robot = pb.loadURDF(
+            str(ERGO_JR_URDF), basePosition=list(base_position), useFixedBase=True,
+            flags=pb.URDF_USE_INERTIA_FROM_FILE, physicsClientId=cid,
+        )
+        names = {pb.getJointInfo(self.robot, j, physicsClientId=cid)[1].decode(): j
+                 for j in range(pb.getNumJoints(self.robot, physicsClientId=cid))}
+        link_names = {pb.getJointInfo(self.robot, j, physicsClientId=cid)[12].decode(): j
+                      for j in range(pb.getNumJoints(self.robot, physicsClientId=cid))}
+        self.joint_indices: list[int] = [names[n] for n in JOINT_NAMES]
+        self.end_effector = link_names[END_EFFECTOR_LINK]
+        # joints start limp: no default velocity motor acting as hidden friction
+        pb.setJointMotorControlArray(self.robot, self.joint_indices, pb.VELOCITY_CONTROL,
+                                     forces=[0.0] * len(JOINT_NAMES), physicsClientId=cid)
+
+    def joint(self, name: str) -> int:
+        return self.joint_indices[JOINT_NAMES.index(name)]
+
+    def set_joint_angles(self, joints: Sequence[int], angles: Sequence[float]) -> None:
+        for j, q in zip(joints, angles):
+            pb.resetJointState(self.robot, j, float(q), 0.0, physicsClientId=self.client)
+
+    def command(self, joints: list[int], targets: Sequence[float], gains: list[float], max_torques: list[float]) -> None:
+        """Servo targets (rad). ``max_torques`` is passed on every call: PyBullet resets an omitted cap to a huge one."""
+        pb.setJointMotorControlArray(
+            self.robot, joints, pb.POSITION_CONTROL, targetPositions=targets, targetVelocities=[0.0] * len(joints),
+            positionGains=gains, velocityGains=[VELOCITY_GAIN] * len(joints), forces=max_torques,
+            physicsClientId=self.client,
+        )
+
+    def step(self, substeps: int) -> None:
+        for _ in range(substeps):
+            pb.stepSimulation(physicsClientId=self.client)
+
+    def joint_states(self, joints: list[int]) -> tuple[list[float], list[float]]:
+        states = pb.getJointStates(self.robot, joints, physicsClientId=self.client)
+        return [s[0] for s in states], [s[1] for s in states]
+
+    def joint_positions(self) -> np.ndarray:
+        """All six joint angles (rad) in ``JOINT_NAMES`` order, e.g. for sensor_msgs/JointState."""
+        return np.array(self.joint_states(self.joint_indices)[0])
+
+    def joint_velocities(self) -> np.ndarray:
+        return np.array(self.joint_states(self.joint_indices)[1])
+
+    def end_effector_position(self) -> tuple[float, float, float]:
+        return pb.getLinkState(self.robot, self.end_effector, physicsClientId=self.client)[4]
+
+    def add_marker(self, radius: float, rgba: Sequence[float]) -> int:
+        """A visual-only sphere (no collision, no mass) used to show goals."""
+        shape = pb.createVisualShape(pb.GEOM_SPHERE, radius=radius, rgbaColor=list(rgba), physicsClientId=self.client)
+        return pb.createMultiBody(baseMass=0.0, baseVisualShapeIndex=shape, physicsClientId=self.client)
+
+    def add_floor(self, half_size: float = 0.4, rgba: Sequence[float] = (0.78, 0.8, 0.84, 1.0)) -> int:
+        """A visual-only floor tile at z = 0 (only for pictures; nothing collides with it)."""
+        shape = pb.createVisualShape(pb.GEOM_BOX, halfExtents=[half_size, half_size, 0.002], rgbaColor=list(rgba),
+                                     physicsClientId=self.client)
+        return pb.createMultiBody(baseMass=0.0, baseVisualShapeIndex=shape, basePosition=[0.0, 0.0, -0.002],
+                                  physicsClientId=self.client)
+
+    def move_marker(self, marker: int, position: Sequence[float]) -> None:
+        pb.resetBasePositionAndOrientation(marker, list(position), [0.0, 0.0, 0.0, 1.0], physicsClientId=self.client)
+
+    def save(self) -> int:
+        return pb.saveState(physicsClientId=self.client)
+
+    def restore(self, state_id: int) -> None:
+        pb.restoreState(stateId=state_id, physicsClientId=self.client)
+
+    def render(self, width: int, height: int, target: Sequence[float], distance: float, yaw: float, pitch: float) -> np.ndarray:
+        view = pb.computeViewMatrixFromYawPitchRoll(list(target), distance, yaw, pitch, 0.0, 2, physicsClientId=self.client)
+        proj = pb.computeProjectionMatrixFOV(45.0, width / height, 0.01, 5.0, physicsClientId=self.client)
+        _, _, rgba, _, _ = pb.getCameraImage(width, height, view, proj, renderer=pb.ER_TINY_RENDERER,
+                                             lightDirection=[1.0, 0.5, 2.0], physicsClientId=self.client)
+        return np.asarray(rgba, dtype=np.uint8).reshape(height, width, 4)[:, :, :3].copy()
+
+    def close(self) -> None:
+        if self.client >= 0:
+            pb.disconnect(physicsClientId=self.client)
+            self.client = -1
+
+    def __del__(self) -> None:  # envs that are never closed must not leak physics servers
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: pybullet may already be gone
+            pass

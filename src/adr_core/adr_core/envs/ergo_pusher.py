@@ -1,0 +1,208 @@
+"""adr/ErgoPusher-v0: the Poppy Ergo Jr pushes a puck across a table to a goal (PyBullet).
+
+The robot stands on the table (z = 0) at the origin, facing -y. Actuated: m1 (base yaw), m2, m3, m5 (pitch);
+m4 and m6 are held at 0. The puck (radius 2 cm, 10 g) rides on two prismatic joints (x, y) just above the
+table, so its sliding is governed only by the two randomized joint properties: friction loss (a zero-velocity
+motor whose force cap is the dry friction, PyBullet's usual joint-friction model) and viscous damping
+(PyBullet jointDamping). The arm collides with the puck and with the table; the puck does not touch the table.
+Start: puck at radius [0.08, 0.12] m, bearing within +-40 deg of -y; goal at radius [0.07, 0.14] m, bearing within
++-60 deg, at least 0.05 m from the puck. Arm at 0 (+- 0.05 rad on the actuated joints).
+
+Observation (16, float32): actuated joint angles / (pi/2) (4), velocities / 11.9 rad/s (4), tip xy, puck xy,
+puck velocity xy, goal xy (m).
+Action (4, [-1, 1]): servo targets of m1, m2, m3, m5, scaled to +-pi/2. 4 physics steps of 1/240 s, 100 steps.
+Reward: -||puck - goal|| (m, in the table plane). Info (every step): ``distance`` (puck-goal), ``final_distance``
+(the same value). Solved: final distance < 0.025 m (1/8 of the ~0.2 m puck workspace, like Pusher-3DOF's 0.25 m
+in its 2 m arena). Servos use the default gains/torques of config/spaces/ErgoReacher-v0.yaml (not randomized here).
+"""
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pybullet as pb
+from gymnasium import spaces
+
+from ..randomization import RandomizationSpace, load_space
+from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoJrSim
+from .randomized import RandomizedEnvMixin
+
+ENV_ID = "adr/ErgoPusher-v0"
+FRICTIONLOSS, DAMPING = "puck_frictionloss", "puck_damping"
+ACTUATED = ("m1", "m2", "m3", "m5")
+HELD = ("m4", "m6")
+SERVO_SPACE = "adr/ErgoReacher-v0"  # servo defaults of the arm (same robot)
+HELD_GAIN, HELD_MAX_TORQUE = 0.1, 0.39
+BASE_POSITION = (0.0, 0.0, 0.07)
+FRAME_SKIP = 4
+ACTION_SCALE = math.pi / 2
+VELOCITY_SCALE = 11.9
+START_NOISE = 0.05
+PUCK_RADIUS, PUCK_HEIGHT, PUCK_MASS = 0.02, 0.02, 0.01
+PUCK_Z = 0.001 + PUCK_HEIGHT / 2
+PUCK_TRAVEL = 0.25  # prismatic joint limits (m) on x and y
+PUCK_RING, PUCK_BEARING = (0.08, 0.12), math.radians(40)
+GOAL_RING, GOAL_BEARING = (0.07, 0.14), math.radians(60)
+MIN_START_DISTANCE = 0.05
+SOLVED_DISTANCE = 0.025
+OBS_SIZE = 16
+
+
+def _servo_defaults(joints: tuple[str, ...]) -> tuple[list[float], list[float]]:
+    """Gains and torques of the arm's servos from the ErgoReacher space (m1 borrows m2's values)."""
+    reference = dict(zip((space := load_space(SERVO_SPACE)).names, space.reference()))
+    source = {"m1": "m2"}
+    gains = [float(reference[f"{source.get(j, j)}_gain"]) for j in joints]
+    torques = [float(reference[f"{source.get(j, j)}_max_torque"]) for j in joints]
+    return gains, torques
+
+
+class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
+    metadata = {"render_modes": ["rgb_array"], "render_fps": round(1.0 / (FRAME_SKIP * PHYSICS_DT))}
+    joint_names: tuple[str, ...] = JOINT_NAMES
+
+    def __init__(self, render_mode: str | None = None, space: RandomizationSpace | str | None = None,
+                 width: int = 320, height: int = 320) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
+        self._render_size = (width, height)
+        self.sim = sim = ErgoJrSim(BASE_POSITION)
+        cid = sim.client
+        self._actuated = [sim.joint(m) for m in ACTUATED]
+        self._held = [sim.joint(m) for m in HELD]
+        self._gains, self._max_torques = _servo_defaults(ACTUATED)
+        self._table = self._add_table(cid)
+        self._puck = self._add_puck(cid)
+        pb.setCollisionFilterPair(self._puck, self._table, 1, -1, 0, physicsClientId=cid)
+        self._goal_marker = sim.add_marker(0.012, (0.15, 0.75, 0.25, 1.0))
+        self._initial_state = sim.save()
+        self._goal = np.zeros(3)
+        self._goal[2] = 0.002
+        self.action_space = spaces.Box(-1.0, 1.0, (len(ACTUATED),), dtype=np.float32)
+        self.observation_space = spaces.Box(-np.inf, np.inf, (OBS_SIZE,), dtype=np.float32)
+        self._init_randomization(space, ENV_ID, (FRICTIONLOSS, DAMPING))
+
+    @staticmethod
+    def _add_table(cid: int) -> int:
+        half = [0.3, 0.3, 0.01]
+        collision = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=cid)
+        visual = pb.createVisualShape(pb.GEOM_BOX, halfExtents=half, rgbaColor=[0.76, 0.64, 0.5, 1.0], physicsClientId=cid)
+        return pb.createMultiBody(0.0, collision, visual, basePosition=[0.0, 0.0, -0.01], physicsClientId=cid)
+
+    @staticmethod
+    def _add_puck(cid: int) -> int:
+        """A fixed anchor, a massless-ish x carriage, and the puck on a y slide: qpos = world (x, y)."""
+        shape = pb.createCollisionShape(pb.GEOM_CYLINDER, radius=PUCK_RADIUS, height=PUCK_HEIGHT, physicsClientId=cid)
+        look = pb.createVisualShape(pb.GEOM_CYLINDER, radius=PUCK_RADIUS, length=PUCK_HEIGHT,
+                                    rgbaColor=[0.85, 0.25, 0.2, 1.0], physicsClientId=cid)
+        puck = pb.createMultiBody(
+            baseMass=0.0, basePosition=[0.0, 0.0, PUCK_Z],
+            linkMasses=[1e-4, PUCK_MASS], linkCollisionShapeIndices=[-1, shape], linkVisualShapeIndices=[-1, look],
+            linkPositions=[[0, 0, 0], [0, 0, 0]], linkOrientations=[[0, 0, 0, 1]] * 2,
+            linkInertialFramePositions=[[0, 0, 0]] * 2, linkInertialFrameOrientations=[[0, 0, 0, 1]] * 2,
+            linkParentIndices=[0, 1], linkJointTypes=[pb.JOINT_PRISMATIC] * 2, linkJointAxis=[[1, 0, 0], [0, 1, 0]],
+            physicsClientId=cid,
+        )
+        for j in (0, 1):
+            pb.changeDynamics(puck, j, jointLowerLimit=-PUCK_TRAVEL, jointUpperLimit=PUCK_TRAVEL,
+                              linearDamping=0.0, angularDamping=0.0, physicsClientId=cid)
+        return puck
+
+    def _apply_parameters(self, values: np.ndarray) -> None:
+        cid = self.sim.client
+        for j in (0, 1):
+            pb.changeDynamics(self._puck, j, jointDamping=self._param(values, DAMPING), physicsClientId=cid)
+        self._puck_friction = self._param(values, FRICTIONLOSS)
+
+    def _command_puck_friction(self) -> None:
+        pb.setJointMotorControlArray(self._puck, [0, 1], pb.VELOCITY_CONTROL, targetVelocities=[0.0, 0.0],
+                                     forces=[self._puck_friction] * 2, physicsClientId=self.sim.client)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        parameters = self._begin_episode_parameters()
+        super().reset(seed=seed)
+        sim, rng = self.sim, self.np_random
+        sim.restore(self._initial_state)
+        puck = self._on_ring(rng, PUCK_RING, PUCK_BEARING)
+        goal = self._on_ring(rng, GOAL_RING, GOAL_BEARING)
+        while math.dist(puck, goal) < MIN_START_DISTANCE:
+            goal = self._on_ring(rng, GOAL_RING, GOAL_BEARING)
+        self._goal[:2] = goal
+        for j in (0, 1):
+            pb.resetJointState(self._puck, j, float(puck[j]), 0.0, physicsClientId=sim.client)
+        self._command_puck_friction()
+        start = rng.uniform(-START_NOISE, START_NOISE, len(ACTUATED))
+        sim.set_joint_angles(sim.joint_indices, np.zeros(len(JOINT_NAMES)))
+        sim.set_joint_angles(self._actuated, start)
+        sim.command(self._held, [0.0] * len(HELD), [HELD_GAIN] * len(HELD), [HELD_MAX_TORQUE] * len(HELD))
+        sim.command(self._actuated, start.tolist(), self._gains, self._max_torques)
+        sim.move_marker(self._goal_marker, self._goal)
+        obs = self._observation()
+        distance = self._distance
+        return obs, {"parameters": parameters, "distance": distance, "final_distance": distance}
+
+    @staticmethod
+    def _on_ring(rng: np.random.Generator, ring: tuple[float, float], bearing: float) -> np.ndarray:
+        radius, angle = rng.uniform(*ring), rng.uniform(-bearing, bearing)
+        return np.array([radius * math.sin(angle), -radius * math.cos(angle)])
+
+    def step(self, action):
+        targets = np.clip(action, -1.0, 1.0) * ACTION_SCALE
+        self.sim.command(self._actuated, targets.tolist(), self._gains, self._max_torques)
+        self.sim.step(FRAME_SKIP)
+        obs = self._observation()
+        distance = self._distance
+        return obs, -distance, False, False, {"distance": distance, "final_distance": distance}
+
+    def _observation(self) -> np.ndarray:
+        sim = self.sim
+        angles, velocities = sim.joint_states(self._actuated)
+        (px, vx), (py, vy) = ((s[0], s[1]) for s in pb.getJointStates(self._puck, [0, 1], physicsClientId=sim.client))
+        tip = sim.end_effector_position()
+        self._distance = math.hypot(px - self._goal[0], py - self._goal[1])
+        obs = np.empty(OBS_SIZE, dtype=np.float32)
+        obs[0:4] = angles
+        obs[0:4] /= ACTION_SCALE
+        obs[4:8] = velocities
+        obs[4:8] /= VELOCITY_SCALE
+        obs[8:16] = (tip[0], tip[1], px, py, vx, vy, self._goal[0], self._goal[1])
+        return obs
+
+    # -- for ROS nodes: sensor_msgs/JointState of all six joints, drawn by rviz from the same URDF
+    def joint_positions(self) -> np.ndarray:
+        return self.sim.joint_positions()
+
+    def joint_velocities(self) -> np.ndarray:
+        return self.sim.joint_velocities()
+
+    @property
+    def puck_position(self) -> np.ndarray:
+        states = pb.getJointStates(self._puck, [0, 1], physicsClientId=self.sim.client)
+        return np.array([states[0][0], states[1][0]])
+
+    def set_puck_velocity(self, velocity: tuple[float, float]) -> None:
+        """Kick the puck (tests and demos): sets its slide-joint velocities, keeping its position."""
+        position = self.puck_position
+        for j in (0, 1):
+            pb.resetJointState(self._puck, j, float(position[j]), float(velocity[j]), physicsClientId=self.sim.client)
+
+    @property
+    def goal_position(self) -> np.ndarray:
+        return self._goal[:2].copy()
+
+    @property
+    def tip_position(self) -> np.ndarray:
+        return np.array(self.sim.end_effector_position())
+
+    def is_solved(self, episode_return: float, info: dict) -> bool:
+        return float(info["final_distance"]) < SOLVED_DISTANCE
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        return self.sim.render(*self._render_size, target=(0.0, -0.08, 0.05), distance=0.5, yaw=20.0, pitch=-45.0)
+
+    def close(self) -> None:
+        self.sim.close()
