@@ -39,7 +39,7 @@ def test_arm_push_carries_the_puck_farther_when_slippery():
             env.step(np.array([0.6 if t < 25 else 0.0, 0.0, 0.0], dtype=np.float32))
         return env.unwrapped.puck_position
 
-    start = make_env(ENV_ID).reset(seed=1)[0][8:10]
+    start = make_env(ENV_ID).reset(seed=1)[0][3:5]
     moved = [float(np.linalg.norm(final_puck(m) - start)) for m in (0.5, 1.0)]
     assert moved[0] > moved[1] > 0.05
 
@@ -63,7 +63,8 @@ def test_reward_distance_and_solved_threshold():
     assert info["distance"] >= 0.4
     action = np.array([1.0, -1.0, 0.5], dtype=np.float32)
     obs, reward, terminated, truncated, info = env.step(action)
-    distance = float(np.linalg.norm(obs[8:10] - obs[12:14]))
+    distance = float(np.linalg.norm(obs[3:5] - obs[12:14]))
+    np.testing.assert_allclose(obs[3:5], env.unwrapped.puck_position, atol=1e-6)
     assert info["distance"] == pytest.approx(distance, abs=1e-6) and info["final_distance"] == info["distance"]
     assert reward == pytest.approx(-info["distance"] - 0.01 * 2.25, rel=1e-12)
     assert not terminated and not truncated

@@ -4,10 +4,11 @@ Arena: the square [-1, 1]^2 m, arm base at the origin, links 0.45 / 0.35 / 0.25 
 stretched along +x (joint noise U(-0.1, 0.1) rad), the puck at x in [0.35, 0.75], y in [0.15, 0.45], the goal at
 x in [0.0, 0.6], y in [0.55, 0.85], at least 0.4 m from the puck.
 
-Observation (14, float32): joint angles (3), joint velocities (3), tip xy (2), puck xy (2), puck velocity xy (2),
+Observation (14, float32): joint angles (3), puck xy (2), joint velocities (3), puck velocity xy (2), tip xy (2),
 goal xy (2).
 Action (3, [-1, 1]): joint torques (motor gears 1.0 / 0.5 / 0.2 N*m). Frame skip 5 at dt 0.01 s -> 20 Hz, 100 steps.
-Reward: -||puck - goal|| - 0.01 * ||action||^2 per step.
+Reward: -||puck - goal|| - 0.01 * ||clip(action, -1, 1)||^2 per step. As in gymnasium's MuJoCo envs, the
+tip position is MuJoCo's kinematics of the last physics substep's start (one 0.01 s substep behind qpos).
 Info (every step): ``distance`` = ||puck - goal|| after the step, ``final_distance`` = the same value (the one of
 the episode's last step is the final distance). Solved: final distance < 0.25 m (a quarter of the arena's
 half-width). Randomized: frictionloss and damping of the puck's x and y slide joints (model.dof_*; no reload).
@@ -61,7 +62,10 @@ class Pusher3DOFEnv(RandomizedEnvMixin, gym.Env):
         self._goal = self.data.mocap_pos[self.model.body_mocapid[goal_body]]
         self._puck = self.data.qpos[self._puck_qpos:self._puck_qpos + 2]
         self._puck_vel = self.data.qvel[self._puck_dofs[0]:self._puck_dofs[0] + 2]
-        self._obs = np.zeros(OBS_SIZE, dtype=np.float32)
+        self._ctrl = self.data.ctrl
+        # views into MjData (fixed memory): the observation is one concatenate of them
+        # (qpos = 3 arm angles + puck xy and qvel = their rates are contiguous: 4 parts, one concatenate)
+        self._obs_parts = (self.data.qpos, self.data.qvel, self._tip[:2], self._goal[:2])
 
         self.action_space = spaces.Box(-1.0, 1.0, (3,), dtype=np.float32)
         self.observation_space = spaces.Box(-np.inf, np.inf, (OBS_SIZE,), dtype=np.float32)
@@ -88,11 +92,15 @@ class Pusher3DOFEnv(RandomizedEnvMixin, gym.Env):
         return self._observation(), {"parameters": parameters, "distance": distance, "final_distance": distance}
 
     def step(self, action):
-        ctrl = self.data.ctrl
-        np.clip(action, -1.0, 1.0, out=ctrl)
+        # MuJoCo clamps ctrl to ctrlrange [-1, 1] itself (ctrllimited), so no np.clip here; the cost uses the
+        # clamped values too
+        ctrl = self._ctrl
+        ctrl[:] = action
         mujoco.mj_step(self.model, self.data, nstep=FRAME_SKIP)
+        a0, a1, a2 = ctrl.tolist()
+        cost = min(a0 * a0, 1.0) + min(a1 * a1, 1.0) + min(a2 * a2, 1.0)
         distance = self._distance()
-        reward = -distance - CONTROL_COST * float(ctrl @ ctrl)
+        reward = -distance - CONTROL_COST * cost
         return self._observation(), reward, False, False, {"distance": distance, "final_distance": distance}
 
     def _distance(self) -> float:
@@ -100,14 +108,7 @@ class Pusher3DOFEnv(RandomizedEnvMixin, gym.Env):
         return math.hypot(puck[0] - goal[0], puck[1] - goal[1])
 
     def _observation(self) -> np.ndarray:
-        obs, data = self._obs, self.data
-        obs[0:3] = data.qpos[:3]
-        obs[3:6] = data.qvel[:3]
-        obs[6:8] = self._tip[:2]
-        obs[8:10] = self._puck
-        obs[10:12] = self._puck_vel
-        obs[12:14] = self._goal[:2]
-        return obs.copy()
+        return np.concatenate(self._obs_parts, dtype=np.float32)
 
     @property
     def puck_position(self) -> np.ndarray:
