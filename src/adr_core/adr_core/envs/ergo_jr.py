@@ -73,8 +73,11 @@ class ErgoJrSim:
     def joint_velocities(self) -> np.ndarray:
         return np.array(self.joint_states(self.joint_indices)[1])
 
-    def end_effector_position(self) -> tuple[float, float, float]:
-        return pb.getLinkState(self.robot, self.end_effector, physicsClientId=self.client)[4]
+    def end_effector_position(self, refresh: bool = False) -> tuple[float, float, float]:
+        """Tip position (m). After ``resetJointState`` pass ``refresh=True``: it recomputes the link (and collision
+        and render) transforms, which otherwise only a physics step updates."""
+        return pb.getLinkState(self.robot, self.end_effector, computeForwardKinematics=refresh,
+                               physicsClientId=self.client)[4]
 
     def add_marker(self, radius: float, rgba: Sequence[float]) -> int:
         """A visual-only sphere (no collision, no mass) used to show goals."""

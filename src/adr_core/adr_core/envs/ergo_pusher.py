@@ -139,6 +139,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
         sim.command(self._held, [0.0] * len(HELD), [HELD_GAIN] * len(HELD), [HELD_MAX_TORQUE] * len(HELD))
         sim.command(self._actuated, start.tolist(), self._gains, self._max_torques)
         sim.move_marker(self._goal_marker, self._goal)
+        sim.end_effector_position(refresh=True)  # bring link, collision and render transforms to the new pose
         obs = self._observation()
         distance = self._distance
         return obs, {"parameters": parameters, "distance": distance, "final_distance": distance}
@@ -194,7 +195,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
 
     @property
     def tip_position(self) -> np.ndarray:
-        return np.array(self.sim.end_effector_position())
+        return np.array(self.sim.end_effector_position(refresh=True))
 
     def is_solved(self, episode_return: float, info: dict) -> bool:
         return float(info["final_distance"]) < SOLVED_DISTANCE
@@ -202,7 +203,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
     def render(self):
         if self.render_mode != "rgb_array":
             return None
-        return self.sim.render(*self._render_size, target=(0.0, -0.08, 0.05), distance=0.5, yaw=20.0, pitch=-45.0)
+        return self.sim.render(*self._render_size, target=(0.0, -0.06, 0.03), distance=0.42, yaw=60.0, pitch=-35.0)
 
     def close(self) -> None:
         self.sim.close()
