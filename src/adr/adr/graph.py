@@ -18,6 +18,16 @@ class Argument:
     default: str
     description: str
     choices: tuple[str, ...] = ()
+    kind: type = str  # int or float: the value must parse as one
+
+    def check(self, value: str) -> None:
+        if self.choices and value not in self.choices:
+            raise ValueError(f"{self.name}:={value} is not one of {', '.join(self.choices)}")
+        if self.kind is not str:
+            try:
+                self.kind(value)
+            except ValueError:
+                raise ValueError(f"{self.name}:={value} is not a valid {self.kind.__name__}") from None
 
 
 @dataclass(frozen=True)
@@ -41,16 +51,17 @@ class Graph:
     build: Callable[[Mapping[str, str]], list[NodeSpec]]
 
     def resolve(self, overrides: Mapping[str, str]) -> dict[str, str]:
-        """Defaults completed by ``overrides``; unknown names and values outside ``choices`` raise ValueError."""
+        """Defaults completed by ``overrides``; unknown names and invalid values raise ValueError."""
         known = {argument.name: argument for argument in self.arguments}
         unknown = sorted(set(overrides) - set(known))
         if unknown:
             raise ValueError(f"{self.name}: unknown argument(s) {', '.join(unknown)}; known: {', '.join(known)}")
         values = {name: argument.default for name, argument in known.items()} | dict(overrides)
         for name, value in values.items():
-            choices = known[name].choices
-            if choices and value not in choices:
-                raise ValueError(f"{self.name}: {name}:={value} is not one of {', '.join(choices)}")
+            try:
+                known[name].check(value)
+            except ValueError as error:
+                raise ValueError(f"{self.name}: {error}") from None
         return values
 
     def nodes(self, overrides: Mapping[str, str]) -> list[NodeSpec]:
@@ -60,7 +71,7 @@ class Graph:
 TRAIN_SIM_ARGUMENTS = (
     Argument("env", "adr/LunarLander-v0", "randomized environment id",
              ("adr/LunarLander-v0", "adr/Pusher3DOF-v0", "adr/ErgoReacher-v0", "adr/ErgoPusher-v0")),
-    Argument("seed", "0", "seed of every random generator of the run"),
+    Argument("seed", "0", "seed of every random generator of the run", kind=int),
 )
 
 
