@@ -7,7 +7,7 @@ What "raw" means, per env (the same engine calls the env must make, with no env 
                 per-instance engine power, so the ratio is the whole cost of our env over the stock one.
   Pusher3DOF    ``data.ctrl[:] = a; mujoco.mj_step(model, data, nstep=5)`` on a bare model from the same MJCF.
   ErgoReacher   ``setJointMotorControlArray`` + 4 x ``stepSimulation`` + ``getJointStates`` + ``getLinkState``
-                (the reads any env needs for its observation) in a world built from the same URDF.
+                of the tip (the reads any env needs for its observation and reward).
   ErgoPusher    the same plus ``getJointStates`` of the puck.
 The raw loops run in a second instance of the env (reset like the env, so the worlds are identical).
 Env steps go through ``make_env`` (gymnasium.make: TimeLimit + OrderEnforcing). Both loops replay the same
@@ -78,7 +78,7 @@ def raw_ergo(sim) -> RawLoop:
             pb.getJointStates(robot, joints, physicsClientId=client)
             if puck is not None:
                 pb.getJointStates(puck, [0, 1], physicsClientId=client)
-            pb.getLinkState(robot, ee, physicsClientId=client)
+            pb.getLinkState(robot, ee, computeForwardKinematics=True, physicsClientId=client)
     return run
 
 

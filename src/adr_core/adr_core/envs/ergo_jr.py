@@ -73,10 +73,11 @@ class ErgoJrSim:
     def joint_velocities(self) -> np.ndarray:
         return np.array(self.joint_states(self.joint_indices)[1])
 
-    def end_effector_position(self, refresh: bool = False) -> tuple[float, float, float]:
-        """Tip position (m). After ``resetJointState`` pass ``refresh=True``: it recomputes the link (and collision
-        and render) transforms, which otherwise only a physics step updates."""
-        return pb.getLinkState(self.robot, self.end_effector, computeForwardKinematics=refresh,
+    def end_effector_position(self) -> tuple[float, float, float]:
+        """Tip position (m) of the current joint angles. Forward kinematics is recomputed (+0.3 us): PyBullet's
+        cached link transforms lag one physics step behind, and after ``resetJointState`` they (and the collision
+        and render transforms, which this call also updates) still show the old pose."""
+        return pb.getLinkState(self.robot, self.end_effector, computeForwardKinematics=True,
                                physicsClientId=self.client)[4]
 
     def add_marker(self, radius: float, rgba: Sequence[float]) -> int:

@@ -139,7 +139,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
         sim.command(self._held, [0.0] * len(HELD), [HELD_GAIN] * len(HELD), [HELD_MAX_TORQUE] * len(HELD))
         sim.command(self._actuated, start.tolist(), self._gains, self._max_torques)
         sim.move_marker(self._goal_marker, self._goal)
-        sim.end_effector_position(refresh=True)  # bring link, collision and render transforms to the new pose
+        sim.end_effector_position()  # bring link, collision and render transforms to the new pose
         obs = self._observation()
         distance = self._distance
         return obs, {"parameters": parameters, "distance": distance, "final_distance": distance}
@@ -195,7 +195,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
 
     @property
     def tip_position(self) -> np.ndarray:
-        return np.array(self.sim.end_effector_position(refresh=True))
+        return np.array(self.sim.end_effector_position())
 
     def is_solved(self, episode_return: float, info: dict) -> bool:
         return float(info["final_distance"]) < SOLVED_DISTANCE

@@ -78,7 +78,7 @@ class ErgoReacherEnv(RandomizedEnvMixin, gym.Env):
         sim.command(self._held, [0.0] * len(HELD), [HELD_GAIN] * len(HELD), [HELD_MAX_TORQUE] * len(HELD))
         sim.command(self._actuated, start.tolist(), self._gains, self._max_torques)
         sim.move_marker(self._goal_marker, self._goal)
-        distance = math.dist(sim.end_effector_position(refresh=True), self._goal)
+        distance = math.dist(sim.end_effector_position(), self._goal)
         return self._observation(), {"parameters": parameters, "distance": distance, "final_distance": distance}
 
     def step(self, action):
@@ -92,7 +92,7 @@ class ErgoReacherEnv(RandomizedEnvMixin, gym.Env):
         sim = self.sim
         while True:
             sim.set_joint_angles(self._actuated, rng.uniform(-ACTION_SCALE, ACTION_SCALE, len(ACTUATED)))
-            goal = np.array(sim.end_effector_position(refresh=True))
+            goal = np.array(sim.end_effector_position())
             if goal[2] >= GOAL_MIN_HEIGHT:
                 return goal
 
@@ -118,7 +118,7 @@ class ErgoReacherEnv(RandomizedEnvMixin, gym.Env):
 
     @property
     def tip_position(self) -> np.ndarray:
-        return np.array(self.sim.end_effector_position(refresh=True))
+        return np.array(self.sim.end_effector_position())
 
     @property
     def goal_position(self) -> np.ndarray:
