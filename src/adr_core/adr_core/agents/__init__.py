@@ -1,0 +1,22 @@
+"""Agents: DDPG (the paper's) and TD3 behind one interface (see ``base.OffPolicyAgent``), replay buffer, networks."""
+from __future__ import annotations
+
+import torch
+
+from .base import OffPolicyAgent
+from .config import AgentConfig
+from .ddpg import DDPG
+from .networks import Actor, ActorPolicy, Critic, actor_from_state_dict
+from .replay_buffer import ReplayBuffer
+from .td3 import TD3
+
+AGENTS: dict[str, type[OffPolicyAgent]] = {"ddpg": DDPG, "td3": TD3}
+
+
+def make_agent(config: AgentConfig, obs_dim: int, act_dim: int, seed: int,
+               device: torch.device | str = "cpu") -> OffPolicyAgent:
+    return AGENTS[config.algorithm](obs_dim, act_dim, config, seed, device)
+
+
+__all__ = ["AGENTS", "Actor", "ActorPolicy", "AgentConfig", "Critic", "DDPG", "OffPolicyAgent", "ReplayBuffer",
+           "TD3", "actor_from_state_dict", "make_agent"]

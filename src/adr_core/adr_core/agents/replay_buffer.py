@@ -1,0 +1,79 @@
+"""Replay buffer: one preallocated row-major float32 matrix, a ring, sampled with one ``randint`` call.
+
+A row is ``[obs | action | reward | not_done | next_obs]``; a batch is one ``index_select`` followed by
+column views, so sampling costs one gather whatever the number of fields.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+@dataclass(frozen=True)
+class Batch:
+    obs: torch.Tensor  # (B, obs_dim)
+    actions: torch.Tensor  # (B, act_dim)
+    rewards: torch.Tensor  # (B, 1)
+    not_done: torch.Tensor  # (B, 1): 0 where the episode terminated (not on time-limit truncation)
+    next_obs: torch.Tensor  # (B, obs_dim)
+
+
+class ReplayBuffer:
+    def __init__(self, obs_dim: int, act_dim: int, capacity: int, device: torch.device | str = "cpu",
+                 generator: torch.Generator | None = None) -> None:
+        if capacity < 1:
+            raise ValueError(f"replay capacity must be >= 1, got {capacity}")
+        self.obs_dim, self.act_dim, self.capacity = int(obs_dim), int(act_dim), int(capacity)
+        self.device = torch.device(device)
+        self.generator = generator if generator is not None else torch.Generator()
+        self.row_width = 2 * self.obs_dim + self.act_dim + 2
+        self.storage = torch.zeros((self.capacity, self.row_width), dtype=torch.float32, device=self.device)
+        self.position = 0  # next row to write
+        self.size = 0
+        a, o = self.act_dim, self.obs_dim
+        self._slices = {"obs": slice(0, o), "actions": slice(o, o + a), "rewards": slice(o + a, o + a + 1),
+                        "not_done": slice(o + a + 1, o + a + 2), "next_obs": slice(o + a + 2, 2 * o + a + 2)}
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray, next_obs: np.ndarray,
+            terminated: np.ndarray) -> None:
+        """Append T transitions (arrays with leading dimension T)."""
+        rows = np.concatenate([
+            np.asarray(obs, np.float32).reshape(-1, self.obs_dim),
+            np.asarray(actions, np.float32).reshape(-1, self.act_dim),
+            np.asarray(rewards, np.float32).reshape(-1, 1),
+            1.0 - np.asarray(terminated, np.float32).reshape(-1, 1),
+            np.asarray(next_obs, np.float32).reshape(-1, self.obs_dim),
+        ], axis=1)
+        if len(rows) > self.capacity:  # only the newest rows can survive
+            rows = rows[-self.capacity:]
+        tensor = torch.from_numpy(rows).to(self.device)
+        first = min(len(rows), self.capacity - self.position)
+        self.storage[self.position:self.position + first] = tensor[:first]
+        self.storage[:len(rows) - first] = tensor[first:]
+        self.position = (self.position + len(rows)) % self.capacity
+        self.size = min(self.size + len(rows), self.capacity)
+
+    def sample(self, batch_size: int) -> Batch:
+        """``batch_size`` rows drawn uniformly with replacement (as in TD3's and the ADR code's buffers)."""
+        if self.size == 0:
+            raise RuntimeError("cannot sample from an empty replay buffer")
+        index = torch.randint(self.size, (batch_size,), generator=self.generator).to(self.device, non_blocking=True)
+        rows = self.storage.index_select(0, index)
+        return Batch(**{name: rows[:, cols] for name, cols in self._slices.items()})
+
+    def state_dict(self) -> dict:
+        return {"storage": self.storage[:self.size].cpu().clone(), "position": self.position, "size": self.size,
+                "capacity": self.capacity, "row_width": self.row_width}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["capacity"] != self.capacity or state["row_width"] != self.row_width:
+            raise ValueError(f"replay buffer mismatch: checkpoint capacity {state['capacity']} x {state['row_width']}, "
+                             f"this buffer {self.capacity} x {self.row_width}")
+        self.size, self.position = int(state["size"]), int(state["position"])
+        self.storage.zero_()
+        self.storage[:self.size] = state["storage"].to(self.device)

@@ -1,0 +1,110 @@
+"""One episode of a policy in a (randomized or reference) simulator, as a plain ``Trajectory``.
+
+Randomness depends only on ``(run_seed, iteration, slot, kind)``, never on which process runs the
+rollout or on the order rollouts finish: ``rollout_randomness`` derives the env reset seed and the
+exploration-noise generator from those four numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+import gymnasium as gym
+import numpy as np
+
+Kind = Literal["randomized", "reference"]
+KIND_CODES: dict[str, int] = {"randomized": 0, "reference": 1}
+Policy = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass
+class Trajectory:
+    """One episode. Arrays are float32 (``terminated`` bool) with leading dimension ``length``."""
+
+    obs: np.ndarray  # (T, obs_dim)
+    actions: np.ndarray  # (T, act_dim): the actions executed (exploration noise included, clipped)
+    next_obs: np.ndarray  # (T, obs_dim)
+    rewards: np.ndarray  # (T,)
+    terminated: np.ndarray  # (T,) bool; True only on a true terminal state (not on time-limit truncation)
+    params: np.ndarray  # (d,) float64 physical parameters the simulator ran with
+    params_normalized: np.ndarray  # (d,) float64 the same point in the sampler's [0, 1]^d coordinates
+    kind: Kind
+    iteration: int
+    slot: int
+    policy_version: int
+    episode_return: float
+    length: int
+    truncated: bool = False  # ended by the time limit
+    solved: bool = False  # the env's own success criterion (``env.unwrapped.is_solved``) when it has one
+    final_distance: float = float("nan")  # info["distance"] at the last step (Pusher / Ergo), NaN otherwise
+    final_info: dict[str, float] = field(default_factory=dict)  # numeric scalars of the last step's info
+
+    def transitions(self) -> np.ndarray:
+        """``(T, 2*obs_dim + act_dim)`` float32 rows ``[s, a, s']`` (the discriminator's input)."""
+        return np.concatenate([self.obs, self.actions, self.next_obs], axis=1)
+
+
+def rollout_randomness(run_seed: int, iteration: int, slot: int, kind: Kind) -> tuple[int, np.random.Generator]:
+    """The env reset seed and the exploration-noise generator of one rollout."""
+    sequence = np.random.SeedSequence([int(run_seed), int(iteration), int(slot), KIND_CODES[kind]])
+    reset_sequence, noise_sequence = sequence.spawn(2)
+    reset_seed = int(reset_sequence.generate_state(1, dtype=np.uint32)[0])
+    return reset_seed, np.random.default_rng(noise_sequence)
+
+
+def _numeric_items(info: dict[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, value in info.items():
+        if isinstance(value, (bool, int, float, np.integer, np.floating)) or (
+                isinstance(value, np.ndarray) and value.size == 1 and np.issubdtype(value.dtype, np.number)):
+            out[str(key)] = float(value)
+    return out
+
+
+def rollout(env: gym.Env, policy: Policy, *, params: np.ndarray, params_normalized: np.ndarray, kind: Kind,
+            iteration: int, slot: int, run_seed: int, policy_version: int = 0, exploration_noise: float = 0.0,
+            max_steps: int | None = None) -> Trajectory:
+    """Run one episode of ``policy`` in ``env`` set to the physical ``params``.
+
+    Actions are ``clip(policy(obs) + N(0, exploration_noise^2), low, high)``. The episode ends on
+    ``terminated`` or ``truncated`` (the env's time limit) or after ``max_steps`` steps.
+    """
+    reset_seed, noise_rng = rollout_randomness(run_seed, iteration, slot, kind)
+    unwrapped = env.unwrapped
+    if hasattr(unwrapped, "set_parameters"):
+        unwrapped.set_parameters(np.asarray(params, dtype=np.float64))
+    obs, info = env.reset(seed=reset_seed)
+    low, high = env.action_space.low, env.action_space.high
+    obs_list, action_list, next_list, reward_list, terminated_list = [], [], [], [], []
+    terminated = truncated = False
+    while not (terminated or truncated):
+        action = np.asarray(policy(np.asarray(obs, dtype=np.float32)), dtype=np.float64)
+        if exploration_noise > 0.0:
+            action = action + noise_rng.normal(0.0, exploration_noise, size=action.shape)
+        action = np.clip(action, low, high).astype(np.float32)
+        next_obs, reward, terminated, truncated, info = env.step(action)
+        obs_list.append(obs)
+        action_list.append(action)
+        next_list.append(next_obs)
+        reward_list.append(reward)
+        terminated_list.append(terminated)
+        obs = next_obs
+        if max_steps is not None and len(reward_list) >= max_steps and not terminated:
+            truncated = True
+
+    rewards = np.asarray(reward_list, dtype=np.float32)
+    episode_return = float(np.sum(np.asarray(reward_list, dtype=np.float64)))
+    solved = bool(unwrapped.is_solved(episode_return, info)) if hasattr(unwrapped, "is_solved") else False
+    return Trajectory(
+        obs=np.asarray(obs_list, dtype=np.float32),
+        actions=np.asarray(action_list, dtype=np.float32),
+        next_obs=np.asarray(next_list, dtype=np.float32),
+        rewards=rewards,
+        terminated=np.asarray(terminated_list, dtype=bool),
+        params=np.asarray(params, dtype=np.float64).copy(),
+        params_normalized=np.asarray(params_normalized, dtype=np.float64).copy(),
+        kind=kind, iteration=int(iteration), slot=int(slot), policy_version=int(policy_version),
+        episode_return=episode_return, length=len(rewards), truncated=bool(truncated and not terminated),
+        solved=solved, final_distance=float(info.get("distance", float("nan"))),
+        final_info=_numeric_items(info),
+    )
