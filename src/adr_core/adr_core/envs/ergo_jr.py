@@ -18,6 +18,8 @@ JOINT_NAMES: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
 END_EFFECTOR_LINK = "end_effector"
 PHYSICS_DT = 1.0 / 240.0
 VELOCITY_GAIN = 1.0
+_ZEROS = (0.0,) * len(JOINT_NAMES)
+_VELOCITY_GAINS = (VELOCITY_GAIN,) * len(JOINT_NAMES)
 
 
 class ErgoJrSim:
@@ -52,11 +54,15 @@ class ErgoJrSim:
 
     def command(self, joints: list[int], targets: Sequence[float], gains: list[float], max_torques: list[float]) -> None:
         """Servo targets (rad). ``max_torques`` is passed on every call: PyBullet resets an omitted cap to a huge one."""
+        n = len(joints)
         pb.setJointMotorControlArray(
-            self.robot, joints, pb.POSITION_CONTROL, targetPositions=targets, targetVelocities=[0.0] * len(joints),
-            positionGains=gains, velocityGains=[VELOCITY_GAIN] * len(joints), forces=max_torques,
-            physicsClientId=self.client,
+            self.robot, joints, pb.POSITION_CONTROL, targetPositions=targets, targetVelocities=_ZEROS[:n],
+            positionGains=gains, velocityGains=_VELOCITY_GAINS[:n], forces=max_torques, physicsClientId=self.client,
         )
+
+    def scaled_targets(self, action, scale: float) -> list[float]:
+        """``clip(action, -1, 1) * scale`` as a list, in plain Python (faster than numpy for 4 values)."""
+        return [(-scale if x < -1.0 else scale if x > 1.0 else x * scale) for x in action.tolist()]
 
     def step(self, substeps: int) -> None:
         for _ in range(substeps):

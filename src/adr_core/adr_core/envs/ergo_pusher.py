@@ -80,6 +80,9 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
         self._initial_state = sim.save()
         self._goal = np.zeros(3)
         self._goal[2] = 0.002
+        self._goal_xy = (0.0, 0.0)
+        n = len(ACTUATED)
+        self._obs_scale = np.array([1 / ACTION_SCALE] * n + [1 / VELOCITY_SCALE] * n + [1.0] * 8, dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, (len(ACTUATED),), dtype=np.float32)
         self.observation_space = spaces.Box(-np.inf, np.inf, (OBS_SIZE,), dtype=np.float32)
         self._init_randomization(space, ENV_ID, (FRICTIONLOSS, DAMPING))
@@ -130,6 +133,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
         while math.dist(puck, goal) < MIN_START_DISTANCE:
             goal = self._on_ring(rng, GOAL_RING, GOAL_BEARING)
         self._goal[:2] = goal
+        self._goal_xy = (float(goal[0]), float(goal[1]))
         for j in (0, 1):
             pb.resetJointState(self._puck, j, float(puck[j]), 0.0, physicsClientId=sim.client)
         self._command_puck_friction()
@@ -150,8 +154,8 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
         return np.array([radius * math.sin(angle), -radius * math.cos(angle)])
 
     def step(self, action):
-        targets = np.clip(action, -1.0, 1.0) * ACTION_SCALE
-        self.sim.command(self._actuated, targets.tolist(), self._gains, self._max_torques)
+        targets = self.sim.scaled_targets(action, ACTION_SCALE)
+        self.sim.command(self._actuated, targets, self._gains, self._max_torques)
         self.sim.step(FRAME_SKIP)
         obs = self._observation()
         distance = self._distance
@@ -162,13 +166,10 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
         angles, velocities = sim.joint_states(self._actuated)
         (px, vx), (py, vy) = ((s[0], s[1]) for s in pb.getJointStates(self._puck, [0, 1], physicsClientId=sim.client))
         tip = sim.end_effector_position()
-        self._distance = math.hypot(px - self._goal[0], py - self._goal[1])
-        obs = np.empty(OBS_SIZE, dtype=np.float32)
-        obs[0:4] = angles
-        obs[0:4] /= ACTION_SCALE
-        obs[4:8] = velocities
-        obs[4:8] /= VELOCITY_SCALE
-        obs[8:16] = (tip[0], tip[1], px, py, vx, vy, self._goal[0], self._goal[1])
+        gx, gy = self._goal_xy
+        self._distance = math.hypot(px - gx, py - gy)
+        obs = np.array(angles + velocities + [tip[0], tip[1], px, py, vx, vy, gx, gy], dtype=np.float32)
+        obs *= self._obs_scale
         return obs
 
     # -- for ROS nodes: sensor_msgs/JointState of all six joints, drawn by rviz from the same URDF

@@ -56,6 +56,9 @@ class ErgoReacherEnv(RandomizedEnvMixin, gym.Env):
         self._goal_marker = self.sim.add_marker(0.01, (0.9, 0.15, 0.15, 1.0))
         self._initial_state = self.sim.save()
         self._goal = np.zeros(3)
+        self._goal_yz = [0.0, 0.0]
+        n = len(ACTUATED)
+        self._obs_scale = np.array([1 / ACTION_SCALE] * n + [1 / VELOCITY_SCALE] * n + [1.0, 1.0], dtype=np.float32)
         self._gains = [0.0] * len(ACTUATED)
         self._max_torques = [0.0] * len(ACTUATED)
         self.action_space = spaces.Box(-1.0, 1.0, (len(ACTUATED),), dtype=np.float32)
@@ -72,6 +75,7 @@ class ErgoReacherEnv(RandomizedEnvMixin, gym.Env):
         sim, rng = self.sim, self.np_random
         sim.restore(self._initial_state)
         self._goal[:] = self._sample_goal(rng)
+        self._goal_yz = self._goal[1:3].tolist()
         start = rng.uniform(-START_NOISE, START_NOISE, len(ACTUATED))
         sim.set_joint_angles(sim.joint_indices, np.zeros(len(JOINT_NAMES)))
         sim.set_joint_angles(self._actuated, start)
@@ -82,8 +86,8 @@ class ErgoReacherEnv(RandomizedEnvMixin, gym.Env):
         return self._observation(), {"parameters": parameters, "distance": distance, "final_distance": distance}
 
     def step(self, action):
-        targets = np.clip(action, -1.0, 1.0) * ACTION_SCALE
-        self.sim.command(self._actuated, targets.tolist(), self._gains, self._max_torques)
+        targets = self.sim.scaled_targets(action, ACTION_SCALE)
+        self.sim.command(self._actuated, targets, self._gains, self._max_torques)
         self.sim.step(FRAME_SKIP)
         distance = self._distance()
         return self._observation(), -distance, False, False, {"distance": distance, "final_distance": distance}
@@ -101,12 +105,8 @@ class ErgoReacherEnv(RandomizedEnvMixin, gym.Env):
 
     def _observation(self) -> np.ndarray:
         angles, velocities = self.sim.joint_states(self._actuated)
-        obs = np.empty(2 * len(ACTUATED) + 2, dtype=np.float32)
-        obs[0:4] = angles
-        obs[0:4] /= ACTION_SCALE
-        obs[4:8] = velocities
-        obs[4:8] /= VELOCITY_SCALE
-        obs[8:10] = self._goal[1:3]
+        obs = np.array(angles + velocities + self._goal_yz, dtype=np.float32)
+        obs *= self._obs_scale
         return obs
 
     # -- for ROS nodes: sensor_msgs/JointState of all six joints, drawn by rviz from the same URDF
