@@ -1,0 +1,180 @@
+"""DDPG / TD3: target-update and TD-target math, replay ring, update schedule, state, a small learning check."""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from torch.nn import functional as F
+
+from adr_core.agents import ActorPolicy, AgentConfig, ReplayBuffer, make_agent
+from adr_core.agents.networks import ActorStateError, actor_from_state_dict
+from adr_core.rollout import Trajectory, rollout
+
+OBS, ACT = 3, 2
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def random_trajectory(rng: np.random.Generator, length: int, obs_dim: int = OBS, act_dim: int = ACT) -> Trajectory:
+    return Trajectory(obs=rng.normal(size=(length, obs_dim)).astype(np.float32),
+                      actions=rng.uniform(-1, 1, (length, act_dim)).astype(np.float32),
+                      next_obs=rng.normal(size=(length, obs_dim)).astype(np.float32),
+                      rewards=rng.normal(size=length).astype(np.float32), terminated=rng.random(length) < 0.2,
+                      params=np.zeros(1), params_normalized=np.zeros(1), kind="randomized", iteration=0, slot=0,
+                      policy_version=0, episode_return=0.0, length=length)
+
+
+def small_config(**overrides) -> AgentConfig:
+    base = dict(hidden_sizes=(32, 32), batch_size=16, learning_starts=0, buffer_capacity=1000)
+    return AgentConfig(**{**base, **overrides})
+
+
+def snapshot(module: torch.nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in module.parameters()]
+
+
+@pytest.mark.parametrize("algorithm", ["ddpg", "td3"])
+def test_soft_target_update_is_tau_interpolation(algorithm):
+    agent = make_agent(small_config(algorithm=algorithm, tau=0.1, td3_policy_delay=1), OBS, ACT, seed=0)
+    agent.store(random_trajectory(np.random.default_rng(0), 100))
+    critic = agent.critic if algorithm == "ddpg" else agent.critic1
+    critic_target = agent.critic_target if algorithm == "ddpg" else agent.critic1_target
+    old_actor_t, old_critic_t = snapshot(agent.actor_target), snapshot(critic_target)
+    agent.update(1)
+    for old, online, new in zip(old_actor_t + old_critic_t, snapshot(agent.actor) + snapshot(critic),
+                                snapshot(agent.actor_target) + snapshot(critic_target)):
+        torch.testing.assert_close(new, 0.9 * old + 0.1 * online)
+
+
+def test_ddpg_critic_regresses_on_the_bellman_target():
+    agent = make_agent(small_config(gamma=0.9), OBS, ACT, seed=1)
+    agent.store(random_trajectory(np.random.default_rng(1), 64))
+    state = agent.replay.generator.get_state()
+    batch = agent.replay.sample(16)
+    agent.replay.generator.set_state(state)  # the update will draw this same batch
+    with torch.no_grad():
+        y = batch.rewards + 0.9 * batch.not_done * agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs))
+        expected = F.mse_loss(agent.critic(batch.obs, batch.actions), y).item()
+    assert agent.update(1)["critic_loss"] == pytest.approx(expected, rel=1e-5)
+    assert set(batch.not_done.unique().tolist()) <= {0.0, 1.0}
+
+
+def test_td3_delays_the_actor_and_targets():
+    agent = make_agent(small_config(algorithm="td3", td3_policy_delay=2), OBS, ACT, seed=2)
+    agent.store(random_trajectory(np.random.default_rng(2), 64))
+    actor, target = snapshot(agent.actor), snapshot(agent.actor_target)
+    losses = agent.update(1)  # step 1 of 2: critics only
+    assert np.isnan(losses["actor_loss"])
+    for a, b in zip(actor + target, snapshot(agent.actor) + snapshot(agent.actor_target)):
+        torch.testing.assert_close(a, b)
+    assert not np.isnan(agent.update(1)["actor_loss"])  # step 2: actor and targets move
+    assert any(not torch.equal(a, b) for a, b in zip(actor, snapshot(agent.actor)))
+
+
+def test_replay_buffer_is_a_ring_and_samples_whole_rows():
+    buffer = ReplayBuffer(1, 1, capacity=5, generator=torch.Generator().manual_seed(0))
+    for start in (0, 3):
+        n = 3 if start == 0 else 4
+        values = np.arange(start, start + n, dtype=np.float32)
+        buffer.add(values[:, None], -values[:, None], 10 * values, values[:, None] + 0.5, values == 6)
+    assert len(buffer) == 5 and buffer.position == 2
+    np.testing.assert_array_equal(buffer.storage[:, 0].numpy(), [5, 6, 2, 3, 4])
+    batch = buffer.sample(200)
+    torch.testing.assert_close(batch.actions, -batch.obs)
+    torch.testing.assert_close(batch.rewards, 10 * batch.obs)
+    torch.testing.assert_close(batch.next_obs, batch.obs + 0.5)
+    torch.testing.assert_close(batch.not_done, (batch.obs != 6).float())
+    assert set(batch.obs[:, 0].tolist()) == {2.0, 3.0, 4.0, 5.0, 6.0}
+
+
+def test_one_update_per_step_after_learning_starts():
+    agent = make_agent(small_config(learning_starts=100, updates_per_step=1.0), OBS, ACT, seed=0)
+    rng = np.random.default_rng(0)
+    agent.store(random_trajectory(rng, 60))
+    assert agent.updates_due() == 0
+    agent.store(random_trajectory(rng, 70))
+    assert agent.updates_due() == 30
+    agent.update(30)
+    agent.store(random_trajectory(rng, 5))
+    assert agent.updates_due() == 5 and agent.policy_version == 30
+
+
+def test_state_round_trip_continues_identically():
+    rng = np.random.default_rng(4)
+    for algorithm in ("ddpg", "td3"):
+        a = make_agent(small_config(algorithm=algorithm), OBS, ACT, seed=0)
+        a.store(random_trajectory(rng, 50))
+        a.update(3)
+        b = make_agent(small_config(algorithm=algorithm), OBS, ACT, seed=7)
+        b.load_state_dict(a.state_dict())
+        assert a.update(4) == b.update(4)
+        obs = rng.normal(size=(5, OBS)).astype(np.float32)
+        np.testing.assert_array_equal(a.act(obs), b.act(obs))
+    with pytest.raises(ValueError, match="obs_dim"):
+        make_agent(small_config(algorithm="td3"), OBS + 1, ACT, seed=0).load_state_dict(a.state_dict())
+
+
+def test_a_simulator_process_can_run_the_actor_from_plain_weights():
+    agent = make_agent(small_config(), OBS, ACT, seed=3)
+    policy = ActorPolicy.from_state_dict(agent.actor_state_dict())
+    obs = np.random.default_rng(0).normal(size=(4, OBS)).astype(np.float32)
+    np.testing.assert_array_equal(policy(obs), agent.act(obs))
+    assert policy.actor.hidden_sizes == (32, 32)
+    broken = agent.actor_state_dict()
+    broken["layers.1.weight"] = torch.zeros(32, 5)
+    with pytest.raises(ActorStateError):
+        actor_from_state_dict(broken)
+
+
+class Reach1D(gym.Env):
+    """Move a point on [-1, 1] to a goal: obs (x, goal), x' = clip(x + 0.2 a), reward -|x' - goal|, 20 steps."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.x, self.goal, self.t = self.np_random.uniform(-1, 1), self.np_random.uniform(-0.6, 0.6), 0
+        return self._obs(), {}
+
+    def step(self, action):
+        self.x = float(np.clip(self.x + 0.2 * float(action[0]), -1.0, 1.0))
+        self.t += 1
+        distance = abs(self.x - self.goal)
+        return self._obs(), -distance, False, self.t >= 20, {"distance": distance}
+
+    def _obs(self):
+        return np.array([self.x, self.goal], dtype=np.float32)
+
+
+@pytest.mark.parametrize("algorithm", ["ddpg", "td3"])
+def test_agent_learns_a_small_reaching_task(algorithm):
+    """~3000 agent steps with one update per step; a fixed seed, a wide margin (random policy: ~0.5 final distance)."""
+    env = Reach1D()
+    agent = make_agent(AgentConfig(algorithm=algorithm, hidden_sizes=(64, 64), batch_size=64, learning_starts=200,
+                                   buffer_capacity=10_000, exploration_noise=0.2), 2, 1, seed=0)
+
+    def episodes(iteration: int, noise: float, store: bool) -> list[Trajectory]:
+        out = []
+        for slot in range(10):
+            traj = rollout(env, agent.act, params=np.zeros(1), params_normalized=np.zeros(1), kind="randomized",
+                           iteration=iteration, slot=slot, run_seed=0, exploration_noise=noise)
+            if store:
+                agent.store(traj)
+            out.append(traj)
+        return out
+
+    before = np.mean([t.final_distance for t in episodes(10_000, 0.0, store=False)])
+    for iteration in range(15):
+        episodes(iteration, 0.2, store=True)
+        agent.update(agent.updates_due())
+    after = np.mean([t.final_distance for t in episodes(10_000, 0.0, store=False)])
+    assert agent.transitions_seen == 3000 and agent.updates_done == 2800
+    assert after < 0.1 < 0.3 < before
