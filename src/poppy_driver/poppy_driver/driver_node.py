@@ -1,0 +1,192 @@
+"""poppy_driver node: the Poppy Ergo Jr on ROS 2 (see docs/poppy_driver.md for the interface and safety rules).
+
+Topics:   joint_states (sensor_msgs/JointState, out), ~/commands (std_msgs/Float64MultiArray, in: all joints in
+          configured order), ~/joint_trajectory (trajectory_msgs/JointTrajectory, in: named joints),
+          /diagnostics (diagnostic_msgs/DiagnosticArray, out).
+Services: ~/set_compliant (std_srvs/SetBool), ~/go_to_rest (std_srvs/Trigger), ~/reboot (std_srvs/Trigger).
+The bus work happens in a control-loop thread (PoppyArm.step); ROS callbacks only hand commands to the arm.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+import rclpy
+import rclpy.logging
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from . import ros_messages
+from .arm import JointSample, Outcome, PoppyArm
+from .bus import MotorBus
+from .commands import Clamp, CommandRejected
+from .config import SAFE_BOUNDS, ArmConfig, ConfigError, default_config_path, load_config
+from .control_loop import ControlLoop
+from .diagnostics import build_entries
+from .dummy_bus import DummyBus
+from .pypot_bus import Xl320Bus
+
+SIMULATORS = ("", "dummy")
+RUNTIME_PARAMETERS = {  # name -> (description, SafetyConfig field)
+    "max_speed": ("Moving speed of every motor while following commands [rad/s]", "max_speed"),
+    "rest_speed": ("Speed of go_to_rest and of holding moves [rad/s]", "rest_speed"),
+    "torque_limit": ("Torque limit of every motor [% of the XL-320 stall torque]", "torque_limit"),
+    "command_timeout": ("No fresh command for this long -> hold the present position [s]", "command_timeout"),
+    "compliant_after_timeout": ("After the hold, go compliant this much later [s]; 0 = keep holding",
+                                "compliant_after_timeout"),
+}
+
+
+class PoppyDriverNode(Node):
+    def __init__(self) -> None:
+        super().__init__("poppy_driver")
+        config_file = self._declare("config_file", str(default_config_path()), "Arm description YAML")
+        config = load_config(config_file)
+        simulator = self._declare("simulator", "", "'' for the real bus, 'dummy' for pypot's robot-less simulator")
+        if simulator not in SIMULATORS:
+            raise ConfigError(f"simulator={simulator!r}: expected one of {SIMULATORS}")
+        port = self._declare("port", config.bus.port, "Serial port of the motor bus")
+        baudrate = self._declare("baudrate", config.bus.baudrate, "Baud rate of the motor bus")
+        config = config.with_bus(port, baudrate)
+        rate = self._declare("rate", 50.0, "Control loop and joint_states rate [Hz]", (1.0, 200.0))
+        start_compliant = self._declare("start_compliant", True,
+                                        "Start with torque off (True) or holding the present position (False)")
+        reconnect_period = self._declare("reconnect_period", 1.0, "Pause between attempts to reach the bus [s]",
+                                         (0.1, 30.0))
+        diagnostics_period = self._declare("diagnostics_period", 0.5, "Period of /diagnostics [s]", (0.1, 10.0))
+        self._declare("joint_names", list(config.joint_names), "Joint order of ~/commands and joint_states")
+        for name, (description, field) in RUNTIME_PARAMETERS.items():
+            bounds = SAFE_BOUNDS[name]
+            self._declare(name, getattr(config.safety, field), description, (bounds.low, bounds.high),
+                          read_only=False)
+
+        bus: MotorBus = DummyBus(config.motor_ids) if simulator == "dummy" else Xl320Bus(config.bus, config.motor_ids)
+        self._hardware_id = "pypot dummy" if simulator == "dummy" else config.bus.port
+        self._arm = PoppyArm(config, bus, start_compliant=start_compliant, reconnect_period=reconnect_period,
+                             log=self._log_from_arm)
+        self._apply_runtime_parameters()
+        self.add_on_set_parameters_callback(self._check_parameters)
+        self.add_post_set_parameters_callback(lambda _: self._apply_runtime_parameters())
+
+        self._joint_states = self.create_publisher(JointState, "joint_states", QoSProfile(depth=10))
+        self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", QoSProfile(depth=10))
+        self.create_subscription(Float64MultiArray, "~/commands", self._on_commands, QoSProfile(depth=1))
+        self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, QoSProfile(depth=10))
+        self.create_service(SetBool, "~/set_compliant", self._on_set_compliant)
+        self.create_service(Trigger, "~/go_to_rest", lambda _, response: self._answer(response, self._arm.go_to_rest()))
+        self.create_service(Trigger, "~/reboot", lambda _, response: self._answer(response, self._arm.reboot()))
+        self.create_timer(diagnostics_period, self._publish_diagnostics)
+
+        self._loop: ControlLoop[JointSample] = ControlLoop(self._arm.step, self._publish_joint_state, rate)
+        self._loop.start()
+        self.get_logger().info(f"{bus.description}: joints {list(config.joint_names)}, {rate:g} Hz, "
+                               f"{'compliant' if start_compliant else 'holding'} at start")
+
+    def shutdown(self) -> None:
+        """Stop the loop and release the port. The motors keep their last state (XL-320s hold their goal)."""
+        self._loop.stop()
+        self._arm.close()
+
+    # ROS callbacks ---------------------------------------------------------------------------------------------
+    def _on_commands(self, msg: Float64MultiArray) -> None:
+        try:
+            clamps = self._arm.command_positions(list(msg.data), time.monotonic())
+        except CommandRejected as rejection:
+            self.get_logger().warning(f"~/commands rejected: {rejection}", throttle_duration_sec=1.0)
+            return
+        self._report_clamps(clamps)
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        try:
+            clamps = self._arm.command_trajectory(list(msg.joint_names), ros_messages.trajectory_points(msg),
+                                                  time.monotonic())
+        except CommandRejected as rejection:
+            self.get_logger().warning(f"~/joint_trajectory rejected: {rejection}", throttle_duration_sec=1.0)
+            return
+        self._report_clamps(clamps)
+
+    def _on_set_compliant(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        return self._answer(response, self._arm.set_compliant(request.data))
+
+    def _answer(self, response, outcome: Outcome):
+        response.success, response.message = outcome.ok, outcome.message
+        (self.get_logger().info if outcome.ok else self.get_logger().warning)(outcome.message)
+        return response
+
+    def _check_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
+        for parameter in parameters:
+            if parameter.name in RUNTIME_PARAMETERS:
+                if parameter.type_ is not Parameter.Type.DOUBLE:
+                    return SetParametersResult(successful=False, reason=f"{parameter.name} takes a double")
+                try:
+                    SAFE_BOUNDS[parameter.name].check(parameter.name, float(parameter.value))
+                except ConfigError as error:
+                    return SetParametersResult(successful=False, reason=str(error))
+        return SetParametersResult(successful=True)
+
+    def _apply_runtime_parameters(self) -> None:
+        value = {name: float(self.get_parameter(name).value) for name in RUNTIME_PARAMETERS}
+        self._arm.set_max_speed(value["max_speed"])
+        self._arm.set_rest_speed(value["rest_speed"])
+        self._arm.set_torque_limit(value["torque_limit"])
+        self._arm.set_watchdog(value["command_timeout"], value["compliant_after_timeout"])
+
+    # publishing ------------------------------------------------------------------------------------------------
+    def _publish_joint_state(self, sample: JointSample) -> None:
+        self._joint_states.publish(ros_messages.joint_state(sample, self.get_clock().now().to_msg()))
+
+    def _publish_diagnostics(self) -> None:
+        entries = build_entries(self._arm.status(), self.get_name(), self._hardware_id, self._loop.achieved_rate_hz)
+        self._diagnostics.publish(ros_messages.diagnostic_array(entries, self.get_clock().now().to_msg()))
+
+    def _report_clamps(self, clamps: list[Clamp]) -> None:
+        if clamps:
+            self.get_logger().warning("clamped to joint limits: " + "; ".join(map(str, clamps)),
+                                      throttle_duration_sec=1.0)
+
+    def _log_from_arm(self, level: int, message: str) -> None:
+        logger = self.get_logger()
+        {logging.DEBUG: logger.debug, logging.INFO: logger.info, logging.WARN: logger.warning}.get(
+            level, logger.error)(message)
+
+    def _declare(self, name: str, default, description: str, bounds: tuple[float, float] | None = None,
+                 read_only: bool = True):
+        descriptor = ParameterDescriptor(description=description, read_only=read_only)
+        if bounds is not None:
+            descriptor.floating_point_range = [FloatingPointRange(from_value=bounds[0], to_value=bounds[1], step=0.0)]
+        if isinstance(default, float):
+            descriptor.type = ParameterType.PARAMETER_DOUBLE
+        return self.declare_parameter(name, default, descriptor).value
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args if args is not None else sys.argv)
+    node = None
+    try:
+        node = PoppyDriverNode()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except (ConfigError, ParameterException) as error:
+        rclpy.logging.get_logger("poppy_driver").fatal(f"cannot start: {error}")
+        return 2
+    finally:
+        if node is not None:
+            node.shutdown()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""Fixtures for the driver's tests without ROS: an emulated XL-320 bus on a pty and the arm on top of it."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+try:
+    import poppy_driver  # noqa: F401  (the colcon-installed package, from `source scripts/env.sh`)
+except ImportError:  # plain pytest without the workspace: the package's source is enough for these tests
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src" / "poppy_driver"))
+
+from poppy_driver.arm import PoppyArm  # noqa: E402
+from poppy_driver.config import ArmConfig, load_config  # noqa: E402
+from poppy_driver.pypot_bus import Xl320Bus  # noqa: E402
+from xl320_emulator import Xl320Emulator  # noqa: E402
+
+# Distinct, non-zero start angles (motor frame, degrees) so that a wrong id, direction or unit shows.
+START_DEG = {1: 10.0, 2: -20.0, 3: 30.0, 4: -40.0, 5: 15.0, 6: -5.0}
+
+
+@pytest.fixture
+def emulator(tmp_path: Path) -> Iterator[Xl320Emulator]:
+    with Xl320Emulator(positions_deg=START_DEG, link=tmp_path / "ttyPOPPY") as emu:
+        yield emu
+
+
+@pytest.fixture
+def config(emulator: Xl320Emulator) -> ArmConfig:
+    return load_config().with_bus(port=emulator.port)
+
+
+@pytest.fixture
+def arm(config: ArmConfig) -> Iterator[PoppyArm]:
+    arm = PoppyArm(config, Xl320Bus(config.bus, config.motor_ids), reconnect_period=0.05)
+    yield arm
+    arm.close()
