@@ -1,0 +1,73 @@
+"""Checkpoint files: ``torch.save`` of a plain dict, written atomically, read with ``weights_only=True``.
+
+A checkpoint holds everything a run needs to continue bit-for-bit: agent (networks, optimizers, replay,
+generator), sampler (particles, optimizers, positions, generator), discriminator (network, optimizer,
+generator), the global RNG states, counters and the run's config. See docs/algorithm.md for the layout.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+FORMAT = "adr_core.checkpoint/1"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, corrupt, or does not belong to this run; the message says which."""
+
+
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
+    """Write ``payload`` (plus the format tag) to ``path`` atomically: temp file in the same folder, fsync, rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save({"format": FORMAT, **payload}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - the unpickler raises many kinds (IndexError, EOFError, ...) on bad bytes
+        raise CheckpointError(f"{path} is corrupt or not an adr_core checkpoint ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
+        raise CheckpointError(f"{path} is not an adr_core checkpoint of format {FORMAT!r} (found {found!r})")
+    return payload
+
+
+def require_keys(payload: dict[str, Any], keys: tuple[str, ...], path: str | Path) -> None:
+    missing = [k for k in keys if k not in payload]
+    if missing:
+        raise CheckpointError(f"{path} lacks {missing}; it was not written by this trainer")
+
+
+# ------------------------------------------------------------------ global RNG states (plain tensors/ints)
+def global_rng_state() -> dict[str, Any]:
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    return {"torch": torch.get_rng_state(), "numpy_keys": torch.from_numpy(keys.astype(np.int64)),
+            "numpy_pos": int(pos), "numpy_has_gauss": int(has_gauss), "numpy_cached": float(cached),
+            "numpy_kind": str(kind)}
+
+
+def set_global_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    np.random.set_state((state["numpy_kind"], state["numpy_keys"].numpy().astype(np.uint32), state["numpy_pos"],
+                         state["numpy_has_gauss"], state["numpy_cached"]))

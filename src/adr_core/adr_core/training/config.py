@@ -1,0 +1,234 @@
+"""Typed configuration of a training run; defaults are the paper's. One YAML file per experiment overrides them.
+
+YAML layout (every key optional)::
+
+    env_id: adr/LunarLander-v0
+    sampler: adr
+    agent: {batch_size: 1000, ...}
+    svpg: {num_particles: 10, ...}
+    discriminator: {learning_rate: 0.0002, ...}
+
+Unknown keys, wrong types and out-of-range values raise ``ConfigError`` naming the key.
+"""
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from ..agents.config import AgentConfig
+from ..discriminator import DiscriminatorConfig
+from ..samplers import SAMPLER_KINDS
+from ..samplers.svpg import SVPGConfig
+from .fields import option
+
+
+class ConfigError(ValueError):
+    """A configuration value or key that cannot be used; the message names it."""
+
+
+PAPER_PARTICLES_LUNAR_LANDER = 10
+PAPER_PARTICLES_OTHERS = 15
+
+
+@dataclass
+class TrainConfig:
+    env_id: str = option("adr/LunarLander-v0", "Randomized environment (adr/LunarLander-v0, adr/Pusher3DOF-v0, "
+                                               "adr/ErgoReacher-v0, adr/ErgoPusher-v0).")
+    sampler: str = option("adr", "Where environment parameters come from: 'adr' (SVPG particles + discriminator "
+                                 "reward), 'udr' (uniform over the training range), 'baseline' (reference only), "
+                                 "'fixed' (uniform over the named range `fixed_range`, the paper's oracle).")
+    fixed_range: str = option("hard", "Named range of the space used by sampler 'fixed' (LunarLander 'hard' = "
+                                      "main engine strength [8, 11], the paper's oracle).")
+    seed: int = option(0, "Run seed; agent, sampler, discriminator and every rollout derive their randomness from it.")
+    total_agent_steps: int = option(1_000_000, "Budget: stop once the agent has taken this many steps in randomized "
+                                               "environments (paper: 1M). Reference rollouts do not count.")
+    max_episode_steps: int | None = option(None, "Episode time limit; null = the environment's own (LunarLander 1000, "
+                                                 "the others 100, as in the paper).")
+    reference_exploration_noise: float | None = option(
+        None, "Action noise std in reference rollouts; null = same as agent.exploration_noise (the paper rolls out "
+              "'the same policy' in both; the published code used 0 for reference rollouts).")
+    device: str = option("cpu", "Torch device of the agent and discriminator: 'cpu', 'cuda' or 'auto' (CUDA when "
+                                "available). SVPG particles and rollouts always run on the CPU.")
+    torch_threads: int = option(0, "torch.set_num_threads for the run; 0 = leave torch's default.")
+    checkpoint_every: int = option(10, "Write checkpoints/latest.pt every this many iterations (and at the end).")
+    keep_checkpoint_every: int = option(100, "Also keep checkpoints/iter_<n>.pt every this many iterations; 0 = never.")
+    tensorboard: bool = option(True, "Write TensorBoard scalars to <out>/tb.")
+    progress: bool = option(True, "Show a progress bar (tqdm) with ETA and live metrics.")
+    agent: AgentConfig = field(default_factory=AgentConfig, metadata={"help": "Agent (DDPG/TD3) hyperparameters."})
+    svpg: SVPGConfig = field(default_factory=SVPGConfig, metadata={"help": "SVPG particle hyperparameters."})
+    discriminator: DiscriminatorConfig = field(default_factory=DiscriminatorConfig,
+                                               metadata={"help": "Discriminator rewarder hyperparameters."})
+
+    # fields that may differ when a run is resumed
+    RUNTIME_FIELDS: typing.ClassVar[tuple[str, ...]] = (
+        "total_agent_steps", "device", "torch_threads", "checkpoint_every", "keep_checkpoint_every", "tensorboard",
+        "progress")
+
+    def __post_init__(self) -> None:
+        if self.sampler not in SAMPLER_KINDS:
+            raise ConfigError(f"sampler must be one of {SAMPLER_KINDS}, got {self.sampler!r}")
+        if self.device not in ("cpu", "cuda", "auto") and not self.device.startswith("cuda:"):
+            raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'auto', got {self.device!r}")
+        for name in ("total_agent_steps", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("torch_threads", "keep_checkpoint_every"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.max_episode_steps is not None and self.max_episode_steps < 1:
+            raise ConfigError(f"max_episode_steps must be >= 1 or null, got {self.max_episode_steps}")
+        if self.reference_exploration_noise is not None and self.reference_exploration_noise < 0:
+            raise ConfigError(f"reference_exploration_noise must be >= 0, got {self.reference_exploration_noise}")
+
+    # ---------------------------------------------------------------- derived values
+    @property
+    def num_particles(self) -> int:
+        """The paper's N when ``svpg.num_particles`` is null: 10 for LunarLander, 15 otherwise."""
+        if self.svpg.num_particles is not None:
+            return self.svpg.num_particles
+        return PAPER_PARTICLES_LUNAR_LANDER if "LunarLander" in self.env_id else PAPER_PARTICLES_OTHERS
+
+    @property
+    def reference_noise(self) -> float:
+        noise = self.reference_exploration_noise
+        return self.agent.exploration_noise if noise is None else noise
+
+    def resolved_svpg(self) -> SVPGConfig:
+        return dataclasses.replace(self.svpg, num_particles=self.num_particles)
+
+    # ---------------------------------------------------------------- (de)serialization
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> "TrainConfig":
+        return _build(cls, data or {}, "")
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "TrainConfig":
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read config {path}: {exc}") from None
+        if data is not None and not isinstance(data, Mapping):
+            raise ConfigError(f"{path}: the top level must be a mapping of config keys")
+        return cls.from_dict(data)
+
+    def to_yaml(self, path: str | Path) -> None:
+        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+    def differences(self, other: "TrainConfig", ignore: tuple[str, ...] = ()) -> list[str]:
+        """Dotted keys whose values differ (``ignore``: top-level keys to skip)."""
+        a, b = _flatten(self.to_dict()), _flatten(other.to_dict())
+        return [k for k in sorted(set(a) | set(b)) if k.split(".")[0] not in ignore and a.get(k) != b.get(k)]
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> "TrainConfig":
+        """A copy with dotted keys replaced, e.g. ``{"agent.batch_size": 256}``; validated like YAML."""
+        data = self.to_dict()
+        for dotted, value in overrides.items():
+            node = data
+            keys = dotted.split(".")
+            for key in keys[:-1]:
+                if not isinstance(node.get(key), dict):
+                    raise ConfigError(f"unknown config key {dotted!r}")
+                node = node[key]
+            if keys[-1] not in node:
+                raise ConfigError(f"unknown config key {dotted!r}")
+            node[keys[-1]] = value
+        return TrainConfig.from_dict(data)
+
+
+def field_docs(cls: type = TrainConfig, prefix: str = "") -> list[tuple[str, Any, str, Any]]:
+    """(dotted name, type, help, default) of every leaf field, in declaration order."""
+    out = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        kind = hints[f.name]
+        if dataclasses.is_dataclass(kind):
+            out.extend(field_docs(kind, f"{prefix}{f.name}."))
+        else:
+            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+            out.append((prefix + f.name, kind, f.metadata.get("help", ""), default))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def _build(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{prefix.rstrip('.') or 'config'} must be a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"unknown config key(s) {[prefix + k for k in unknown]}; known: {sorted(prefix + n for n in names)}")
+    kwargs = {}
+    for name, value in data.items():
+        kind = hints[name]
+        kwargs[name] = (_build(kind, value, f"{prefix}{name}.") if dataclasses.is_dataclass(kind)
+                        else _coerce(value, kind, prefix + name))
+    try:
+        return cls(**kwargs)
+    except ConfigError:
+        raise
+    except ValueError as exc:  # the dataclass's own range checks name the key already
+        raise ConfigError(str(exc)) from None
+
+
+def _coerce(value: Any, kind: Any, key: str) -> Any:
+    """Check a YAML scalar against the field's annotation (int, float, bool, str, Literal, Optional, tuple[int])."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(value, inner[0], key)
+    if origin is typing.Literal:
+        if value not in args:
+            raise ConfigError(f"{key} must be one of {list(args)}, got {value!r}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{key} must be a list, got {value!r}")
+        return tuple(_coerce(v, args[0], f"{key}[{i}]") for i, v in enumerate(value))
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} must be true or false, got {value!r}")
+        return value
+    if kind is int:
+        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, float) and value.is_integer())):
+            raise ConfigError(f"{key} must be an integer, got {value!r}")
+        return int(value)
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{key} must be a number, got {value!r}")
+        return float(value)
+    if kind is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key} must be a string, got {value!r}")
+        return value
+    return value

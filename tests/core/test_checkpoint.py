@@ -1,0 +1,90 @@
+"""Checkpoints: atomic write, weights_only load, clear errors for corrupt or mismatched files, bootstrapping."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from adr_core.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from adr_core.training.trainer import Trainer
+
+from test_trainer import tiny_config
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture(scope="module")
+def saved_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    trainer = Trainer(tiny_config(), out)
+    trainer.run(max_iterations=2)
+    return out, out / "checkpoints" / "latest.pt"
+
+
+def test_atomic_write_leaves_no_temporary_files_and_round_trips(tmp_path):
+    path = save_checkpoint(tmp_path / "c.pt", {"x": torch.arange(3), "n": 5, "nested": {"s": "a", "t": (1, 2)}})
+    assert [p.name for p in tmp_path.iterdir()] == ["c.pt"]
+    payload = load_checkpoint(path)
+    assert payload["n"] == 5 and payload["nested"]["s"] == "a" and torch.equal(payload["x"], torch.arange(3))
+
+
+def test_a_full_trainer_checkpoint_loads_with_weights_only(saved_run):
+    _, path = saved_run
+    payload = torch.load(path, weights_only=True)
+    assert payload["iteration"] == 2 and payload["sampler_kind"] == "adr"
+    assert {"agent", "sampler", "discriminator", "rng", "config"} <= set(payload)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "not_a_dict"])
+def test_corrupt_checkpoints_raise_a_clear_error(saved_run, tmp_path, damage):
+    _, good = saved_run
+    bad = tmp_path / "bad.pt"
+    data = good.read_bytes()
+    if damage == "garbage":
+        bad.write_bytes(b"this is not a checkpoint" * 10)
+    elif damage == "truncated":
+        bad.write_bytes(data[: len(data) // 2])
+    elif damage == "empty":
+        bad.write_bytes(b"")
+    else:
+        torch.save([1, 2, 3], bad)
+    with pytest.raises(CheckpointError, match="bad.pt"):
+        load_checkpoint(bad)
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_resuming_with_a_different_config_names_the_differing_keys(saved_run):
+    out, _ = saved_run
+    with pytest.raises(CheckpointError, match=r"agent\.batch_size"):
+        Trainer(tiny_config(agent={"batch_size": 64}), out, resume=True)
+    Trainer(tiny_config(total_agent_steps=99_999, progress=True), out, resume=True)  # runtime fields may change
+
+
+def test_a_checkpoint_of_another_environment_is_rejected(saved_run, tmp_path):
+    _, path = saved_run
+    trainer = Trainer(tiny_config(), None)
+    payload = load_checkpoint(path)
+    payload.pop("format")
+    payload["env_id"], payload["obs_dim"] = "adr/Pusher3DOF-v0", 11
+    save_checkpoint(tmp_path / "other.pt", payload)
+    with pytest.raises(CheckpointError, match="Pusher3DOF"):
+        trainer.load_checkpoint(tmp_path / "other.pt")
+
+
+def test_bootstrap_reuses_sampler_and_discriminator_with_a_fresh_agent(saved_run):
+    out, path = saved_run
+    trained = Trainer(tiny_config(), out, resume=True)
+    fresh = Trainer(tiny_config(seed=123), None, bootstrap_from=path)
+    assert fresh.iteration == 0 and fresh.agent.transitions_seen == 0
+    np.testing.assert_array_equal(fresh.sampler.propose(), trained.sampler.propose())
+    for a, b in zip(fresh.discriminator.network.parameters(), trained.discriminator.network.parameters()):
+        assert torch.equal(a, b)
+    with pytest.raises(CheckpointError, match="'adr' sampler"):
+        Trainer(tiny_config(sampler="udr"), None, bootstrap_from=path)

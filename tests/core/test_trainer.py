@@ -1,0 +1,117 @@
+"""In-process ADR trainer on LunarLander: a short run, resume reproducibility, scoring-before-training order."""
+from __future__ import annotations
+
+import csv
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from adr_core.discriminator import DiscriminatorRewarder
+from adr_core.training.config import TrainConfig
+from adr_core.training.trainer import METRIC_COLUMNS, Trainer
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def tiny_config(**overrides) -> TrainConfig:
+    """Paper algorithm, small sizes: 3 particles, 64-64 agent, updates from step 200, short discriminator phase."""
+    data = {"env_id": "adr/LunarLander-v0", "seed": 7, "total_agent_steps": 1200, "progress": False,
+            "tensorboard": False, "checkpoint_every": 100, "keep_checkpoint_every": 0,
+            "svpg": {"num_particles": 3},
+            "agent": {"hidden_sizes": [64, 64], "batch_size": 32, "learning_starts": 200, "buffer_capacity": 5000},
+            "discriminator": {"steps_per_transition": 0.05}}
+    for key, value in overrides.items():
+        data[key] = {**data[key], **value} if isinstance(value, dict) else value
+    return TrainConfig.from_dict(data)
+
+
+def comparable(rows: list[dict]) -> list[dict]:
+    """Rows without timings, NaN as None (NaN != NaN)."""
+    return [{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()
+             if not k.startswith("time_") and k != "wall_time_s"} for r in rows]
+
+
+def test_short_adr_run_writes_logs_and_a_checkpoint(tmp_path):
+    config = tiny_config(tensorboard=True)
+    rows = Trainer(config, tmp_path).run()
+    assert rows[-1]["agent_steps"] >= 1200 > rows[-2]["agent_steps"]  # stops at the first boundary past the budget
+    assert rows[-1]["agent_updates"] == rows[-1]["agent_steps"] - 200
+    assert all(math.isfinite(r[k]) for r in rows for k in ("sampler_reward_mean", "discriminator_loss", "return_mean"))
+    assert TrainConfig.from_yaml(tmp_path / "config.yaml") == config
+    with (tmp_path / "metrics.csv").open() as handle:
+        metrics = list(csv.DictReader(handle))
+    assert list(metrics[0]) == list(METRIC_COLUMNS) and len(metrics) == len(rows)
+    with (tmp_path / "sampled_parameters.csv").open() as handle:
+        samples = list(csv.DictReader(handle))
+    assert len(samples) == 3 * len(rows)
+    engine = np.array([float(s["main_engine_power"]) for s in samples])
+    assert engine.min() >= 8.0 and engine.max() <= 20.0
+    assert (tmp_path / "checkpoints" / "latest.pt").is_file()
+    assert any((tmp_path / "tb").iterdir())
+
+
+def test_resume_reproduces_the_uninterrupted_run(tmp_path):
+    config = tiny_config(total_agent_steps=100_000)
+    uninterrupted = Trainer(config, None).run(max_iterations=5)
+    assert len(uninterrupted) == 5
+    first = Trainer(config, tmp_path)
+    assert len(first.run(max_iterations=3)) == 3  # ends with a checkpoint at iteration 3
+    resumed = Trainer(config, tmp_path, resume=True)
+    assert resumed.iteration == 3
+    proposals = []
+    original = resumed.sampler.propose
+    resumed.sampler.propose = lambda: proposals.append(original()) or proposals[-1]
+    rest = resumed.run(max_iterations=2)
+    assert comparable(rest) == comparable(uninterrupted[3:])
+    with (tmp_path / "sampled_parameters.csv").open() as handle:
+        logged = [row for row in csv.DictReader(handle) if int(row["iteration"]) >= 3]
+    np.testing.assert_array_equal([float(r["u_main_engine_power"]) for r in logged], np.concatenate(proposals)[:, 0])
+    assert uninterrupted[3]["n_updates"] > 0 and not math.isnan(uninterrupted[4]["svpg_value_loss"])
+
+
+def test_rewards_are_scored_before_the_discriminator_trains_on_them(monkeypatch):
+    trainer = Trainer(tiny_config(), None)
+    trainer.run_iteration()
+    calls: list[str] = []
+    before = DiscriminatorRewarder(trainer.obs_dim, trainer.act_dim, trainer.config.discriminator, seed=0)
+    before.load_state_dict(trainer.discriminator.state_dict())  # the discriminator as the iteration starts
+    for name in ("score", "train"):
+        method = getattr(trainer.discriminator, name)
+        monkeypatch.setattr(trainer.discriminator, name,
+                            lambda *a, _m=method, _n=name, **k: calls.append(_n) or _m(*a, **k))
+    result = trainer.run_iteration()
+    assert calls == ["score", "train"]
+    np.testing.assert_array_equal(result.rewards, before.score(result.randomized))
+    assert not np.array_equal(before.score(result.randomized), trainer.discriminator.score(result.randomized))
+
+
+def test_rollouts_use_the_previous_iterations_policy_and_seeded_randomness():
+    trainer = Trainer(tiny_config(), None)
+    first = trainer.run_iteration()
+    second = trainer.run_iteration()
+    assert first.policy_version == 0 and second.policy_version == first.n_updates
+    for result in (first, second):
+        assert [t.slot for t in result.randomized] == [0, 1, 2] == [t.slot for t in result.reference]
+        assert all(t.iteration == result.iteration for t in result.randomized + result.reference)
+        assert all(t.kind == "reference" and t.params[0] == 13.0 for t in result.reference)
+    # the same (seed, iteration, slot, kind) and weights give the same episode, whoever runs it
+    again = Trainer(tiny_config(), None).run_iteration()
+    np.testing.assert_array_equal(again.randomized[2].obs, first.randomized[2].obs)
+
+
+@pytest.mark.parametrize("sampler", ["udr", "baseline", "fixed"])
+def test_non_learning_samplers_train_the_agent_without_reference_rollouts(sampler):
+    trainer = Trainer(tiny_config(sampler=sampler), None)
+    result = trainer.run_iteration()
+    assert result.reference == [] and result.rewards is None and len(result.randomized) == 3
+    engine = result.parameters[:, 0]
+    low, high = {"udr": (8.0, 20.0), "baseline": (13.0, 13.0), "fixed": (8.0, 11.0)}[sampler]
+    assert engine.min() >= low and engine.max() <= high
