@@ -1,0 +1,143 @@
+"""``adr-train``: run Algorithm 1 (ADR) or a baseline sampler in one process.
+
+Config precedence: paper defaults < --config YAML < --set / per-field flags. ``--resume`` reads
+<out>/config.yaml and <out>/checkpoints/latest.pt; only runtime fields may change on resume.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import typing
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from .checkpoint import CheckpointError
+from .config import ConfigError, TrainConfig, field_docs
+from .trainer import CONFIG_FILE, Trainer
+
+EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "config" / "experiments"
+
+DESCRIPTION = """\
+Train an agent with Active Domain Randomization (Mehta et al., CoRL 2019, Algorithm 1) or with one of
+the comparison samplers (UDR, baseline = reference only, fixed range = 'oracle'), in one process.
+
+Every config key below can be set in a YAML file (--config) or on the command line
+(--agent.batch_size 256, or --set agent.batch_size=256). Defaults are the paper's unless noted.
+
+Outputs in --out: config.yaml, metrics.csv (one row per iteration), sampled_parameters.csv
+(iteration, slot, normalized and physical values), tb/ (TensorBoard), checkpoints/latest.pt and
+checkpoints/iter_<n>.pt. See docs/algorithm.md."""
+
+EPILOG = """\
+examples:
+  adr-train --config lunar_lander_adr --out runs/ll_adr_s0 --seed 0
+  adr-train --config lunar_lander_udr --out runs/ll_udr_s0 --total_agent_steps 200000
+  adr-train --out runs/ll_adr_s0 --resume                       # continue after an interruption
+  adr-train --config lunar_lander_adr --out runs/boot --bootstrap runs/ll_adr_s0/checkpoints/latest.pt
+packaged experiments: """
+
+
+def packaged_experiments() -> list[str]:
+    return sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.yaml"))
+
+
+def resolve_experiment(name_or_path: str) -> Path:
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    packaged = EXPERIMENTS_DIR / f"{name_or_path}.yaml"
+    if packaged.is_file():
+        return packaged
+    raise ConfigError(f"no config file {name_or_path!r} and no packaged experiment of that name; "
+                      f"packaged: {packaged_experiments()}")
+
+
+def _type_name(kind: Any) -> str:
+    origin = typing.get_origin(kind)
+    if origin is typing.Literal:
+        return "{" + ",".join(map(str, typing.get_args(kind))) + "}"
+    if origin is tuple:
+        return "LIST"
+    if origin is not None:
+        inner = [a for a in typing.get_args(kind) if a is not type(None)]
+        return _type_name(inner[0]) if inner else "VALUE"
+    return {int: "INT", float: "FLOAT", bool: "BOOL", str: "STR"}.get(kind, "VALUE")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="adr-train", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG + ", ".join(packaged_experiments()))
+    run = parser.add_argument_group("run")
+    run.add_argument("--config", metavar="YAML|NAME",
+                     help="Experiment YAML file, or the name of a packaged one (see the list below). "
+                          "Without it: the paper's defaults (LunarLander, ADR).")
+    run.add_argument("--out", required=True, metavar="DIR", help="Output directory of the run.")
+    run.add_argument("--resume", action="store_true",
+                     help="Continue the run in --out from checkpoints/latest.pt (its config.yaml is used unless "
+                          "--config is given; only runtime keys such as total_agent_steps or device may change).")
+    run.add_argument("--bootstrap", metavar="CHECKPOINT",
+                     help="Start a fresh agent with the SVPG particles and discriminator of this checkpoint "
+                          "(paper appendix 'Bootstrapping Training of New Agents').")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="Override any config key (YAML value syntax), e.g. --set agent.hidden_sizes=[64,64].")
+    run.add_argument("--max-iterations", type=int, default=None, metavar="N",
+                     help="Stop after N iterations of this invocation (the budget still applies).")
+
+    keys = parser.add_argument_group("config keys (default in brackets)")
+    for name, kind, help_text, default in field_docs():
+        shown = "null" if default is None else (list(default) if isinstance(default, tuple) else default)
+        keys.add_argument(f"--{name}", dest=f"key:{name}", metavar=_type_name(kind), default=None,
+                          help=f"{help_text} [{shown}]")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> TrainConfig:
+    out = Path(args.out)
+    if args.config:
+        config = TrainConfig.from_yaml(resolve_experiment(args.config))
+    elif args.resume:
+        if not (out / CONFIG_FILE).is_file():
+            raise ConfigError(f"--resume: {out / CONFIG_FILE} does not exist; is {out} a run directory?")
+        config = TrainConfig.from_yaml(out / CONFIG_FILE)
+    else:
+        config = TrainConfig()
+    overrides: dict[str, Any] = {}
+    for item in args.set:
+        if "=" not in item:
+            raise ConfigError(f"--set needs KEY=VALUE, got {item!r}")
+        key, value = item.split("=", 1)
+        overrides[key.strip()] = yaml.safe_load(value)
+    for dest, value in vars(args).items():
+        if dest.startswith("key:") and value is not None:
+            overrides[dest[4:]] = yaml.safe_load(value)
+    return config.with_overrides(overrides) if overrides else config
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = config_from_args(args)
+        if not args.resume and (Path(args.out) / "checkpoints" / "latest.pt").exists():
+            raise ConfigError(f"{args.out} already holds a run; use --resume to continue it or choose another --out")
+        trainer = Trainer(config, args.out, resume=args.resume, bootstrap_from=args.bootstrap)
+    except (ConfigError, CheckpointError) as exc:
+        parser.exit(2, f"adr-train: error: {exc}\n")
+    try:
+        rows = trainer.run(max_iterations=args.max_iterations)
+    except KeyboardInterrupt:
+        print(f"\nadr-train: interrupted; `adr-train --out {args.out} --resume` continues from the last "
+              f"checkpoint", file=sys.stderr)
+        return 130
+    last = rows[-1] if rows else None
+    if last is not None:
+        print(f"adr-train: {trainer.iteration} iterations, {trainer.agent_steps} agent steps, "
+              f"last return {last['return_mean']:.2f}; outputs in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
