@@ -28,6 +28,12 @@ def emulator(tmp_path: Path) -> Iterator[Xl320Emulator]:
 
 
 @pytest.fixture
+def start_deg() -> dict[int, float]:
+    """The emulator's start angles (motor frame, degrees, by motor id)."""
+    return dict(START_DEG)
+
+
+@pytest.fixture
 def config(emulator: Xl320Emulator) -> ArmConfig:
     return load_config().with_bus(port=emulator.port)
 

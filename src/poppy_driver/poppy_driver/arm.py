@@ -295,10 +295,10 @@ class PoppyArm:
         action = self._watchdog.update(now)
         if action is WatchdogAction.HOLD:
             self._hold_present()
-            self._log(logging.WARN, f"no fresh command for {self._watchdog.timeout:g} s: holding position")
+            self._log(logging.WARNING, f"no fresh command for {self._watchdog.timeout:g} s: holding position")
         elif action is WatchdogAction.GO_COMPLIANT:
             self._torque_wanted = False
-            self._log(logging.WARN, f"still no command {self._watchdog.compliant_after:g} s later: going compliant")
+            self._log(logging.WARNING, f"still no command {self._watchdog.compliant_after:g} s later: going compliant")
 
     def _hold_present(self) -> None:
         if self._readings:

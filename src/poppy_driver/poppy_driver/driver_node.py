@@ -72,6 +72,7 @@ class PoppyDriverNode(Node):
 
         bus: MotorBus = DummyBus(config.motor_ids) if simulator == "dummy" else Xl320Bus(config.bus, config.motor_ids)
         self._hardware_id = "pypot dummy" if simulator == "dummy" else config.bus.port
+        self._last_rejection_logged = ("", 0.0)
         self._arm = PoppyArm(config, bus, start_compliant=start_compliant, reconnect_period=reconnect_period,
                              log=self._log_from_arm)
         self._apply_runtime_parameters()
@@ -102,7 +103,7 @@ class PoppyDriverNode(Node):
         try:
             clamps = self._arm.command_positions(list(msg.data), time.monotonic())
         except CommandRejected as rejection:
-            self.get_logger().warning(f"~/commands rejected: {rejection}", throttle_duration_sec=1.0)
+            self._report_rejection("~/commands", rejection)
             return
         self._report_clamps(clamps)
 
@@ -111,7 +112,7 @@ class PoppyDriverNode(Node):
             clamps = self._arm.command_trajectory(list(msg.joint_names), ros_messages.trajectory_points(msg),
                                                   time.monotonic())
         except CommandRejected as rejection:
-            self.get_logger().warning(f"~/joint_trajectory rejected: {rejection}", throttle_duration_sec=1.0)
+            self._report_rejection("~/joint_trajectory", rejection)
             return
         self._report_clamps(clamps)
 
@@ -120,7 +121,10 @@ class PoppyDriverNode(Node):
 
     def _answer(self, response, outcome: Outcome):
         response.success, response.message = outcome.ok, outcome.message
-        (self.get_logger().info if outcome.ok else self.get_logger().warning)(outcome.message)
+        if outcome.ok:
+            self.get_logger().info(outcome.message)
+        else:
+            self.get_logger().warning(outcome.message)
         return response
 
     def _check_parameters(self, parameters: list[Parameter]) -> SetParametersResult:
@@ -149,15 +153,29 @@ class PoppyDriverNode(Node):
         entries = build_entries(self._arm.status(), self.get_name(), self._hardware_id, self._loop.achieved_rate_hz)
         self._diagnostics.publish(ros_messages.diagnostic_array(entries, self.get_clock().now().to_msg()))
 
+    def _report_rejection(self, topic: str, rejection: CommandRejected) -> None:
+        """Every new reason is logged; a repeated one at most once a second (a runner may stream them)."""
+        text, now = f"{topic} rejected: {rejection}", time.monotonic()
+        if text != self._last_rejection_logged[0] or now - self._last_rejection_logged[1] >= 1.0:
+            self.get_logger().warning(text)
+            self._last_rejection_logged = (text, now)
+
     def _report_clamps(self, clamps: list[Clamp]) -> None:
         if clamps:
             self.get_logger().warning("clamped to joint limits: " + "; ".join(map(str, clamps)),
                                       throttle_duration_sec=1.0)
 
     def _log_from_arm(self, level: int, message: str) -> None:
+        # one call site per severity: rclpy's logger refuses a call site whose severity changes
         logger = self.get_logger()
-        {logging.DEBUG: logger.debug, logging.INFO: logger.info, logging.WARN: logger.warning}.get(
-            level, logger.error)(message)
+        if level >= logging.ERROR:
+            logger.error(message)
+        elif level >= logging.WARNING:
+            logger.warning(message)
+        elif level >= logging.INFO:
+            logger.info(message)
+        else:
+            logger.debug(message)
 
     def _declare(self, name: str, default, description: str, bounds: tuple[float, float] | None = None,
                  read_only: bool = True):
