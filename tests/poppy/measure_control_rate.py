@@ -25,8 +25,8 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=None, help="override bus.write_settle_s [s]")
     args = parser.parse_args()
     link = Path(tempfile.mkdtemp()) / "ttyPOPPY"
-    emulator = subprocess.Popen([sys.executable, str(Path(__file__).with_name("xl320_emulator.py")), "--link", str(link)],
-                                stdout=subprocess.PIPE, text=True)
+    script = Path(__file__).with_name("xl320_emulator.py")
+    emulator = subprocess.Popen([sys.executable, str(script), "--link", str(link)], stdout=subprocess.PIPE, text=True)
     try:
         emulator.stdout.readline()  # "XL-320 bus ... on ..." once it serves
         config = load_config().with_bus(port=str(link))
@@ -48,7 +48,8 @@ def main() -> None:
         emulator.terminate()
         emulator.wait()
     durations.sort()
-    print(f"{len(durations) / args.seconds:.0f} cycles/s; cycle time median {statistics.median(durations) * 1e3:.2f} ms, "
+    median = statistics.median(durations)
+    print(f"{len(durations) / args.seconds:.0f} cycles/s; cycle time median {median * 1e3:.2f} ms, "
           f"p99 {durations[int(0.99 * len(durations))] * 1e3:.2f} ms, max {durations[-1] * 1e3:.2f} ms; "
           f"bus errors {status.bus_errors}; write settle {config.bus.write_settle_s * 1e3:.1f} ms")
 

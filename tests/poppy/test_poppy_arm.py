@@ -168,6 +168,7 @@ def test_overload_is_reported_kept_shut_down_and_cleared_by_reboot(arm: PoppyArm
     assert emulator.register(3, A_TORQUE_LIMIT) == 0  # the driver does not undo the motor's own shutdown
     refused = arm.go_to_rest()
     assert not refused.ok and "m3 (overload)" in refused.message
+    emulator.boot_time_s = 0.3  # longer than the bus waits after REBOOT: the arm reads again until they answer
     outcome = arm.reboot()
     assert outcome.ok, outcome.message
     run(arm, 0.1)
@@ -227,3 +228,13 @@ def test_dry_run_with_pypots_dummy_simulator() -> None:
         assert sample.positions == pytest.approx([0.3, -0.3, 0.2, 0.0, 0.1, -0.1], abs=1e-3)
     finally:
         arm.close()
+
+
+def test_stiffening_an_already_stiff_arm_stops_it_where_it_is(arm: PoppyArm, emulator: Xl320Emulator) -> None:
+    stiff(arm)
+    arm.set_max_speed(0.3)
+    arm.command_positions([1.2, 0.0, 0.0, 0.0, 0.0, 0.0], time.monotonic())
+    run(arm, 0.2)
+    assert arm.set_compliant(False).ok
+    assert abs(emulator.goal_units(1) - emulator.present_units(1)) <= 3
+    assert arm.status().mode == "hold"

@@ -201,6 +201,7 @@ class Xl320Emulator:
         self.instructions: Counter[int] = Counter()
         self.crc_errors = 0
         self.responding = True
+        self.boot_time_s = 0.05  # silence of a motor after REBOOT
         self._master: int | None = None
         self._slave: int | None = None
         self._thread: threading.Thread | None = None
@@ -351,7 +352,8 @@ class Xl320Emulator:
 
     def _single(self, motor: Xl320Motor, instruction: int, params: bytes) -> bytes:
         if instruction == PING:
-            return self._status(motor.motor_id, 0, MODEL_NUMBER.to_bytes(2, "little") + bytes([motor.table[A_FIRMWARE]]))
+            model = MODEL_NUMBER.to_bytes(2, "little") + bytes([motor.table[A_FIRMWARE]])
+            return self._status(motor.motor_id, 0, model)
         if instruction == READ:
             if len(params) != 4:
                 return self._status(motor.motor_id, ERROR_DATA_LENGTH)
@@ -367,7 +369,7 @@ class Xl320Emulator:
         if instruction == REBOOT:
             reply = self._status(motor.motor_id, 0)
             motor.reboot()
-            motor.booting_until = time.monotonic() + 0.05  # the servo boots for a moment, then answers again
+            motor.booting_until = time.monotonic() + self.boot_time_s  # it boots, then answers again
             return reply
         return self._status(motor.motor_id, ERROR_INSTRUCTION)
 

@@ -210,10 +210,11 @@ class PoppyArm:
             self._watchdog.disarm()
             try:
                 self._bus.reboot(self._ids)
-                self._readings = self._bus.read()
             except BusError as error:
                 self._on_bus_failure(error, time.monotonic())
                 return Outcome(False, f"reboot failed: {error}")
+            if (error := self._read_after_reboot()) is not None:
+                return Outcome(False, f"rebooted, but the motors do not answer yet: {error}")
             if faulted := self._faulted_motors():
                 return Outcome(False, f"rebooted, but {faulted} still report hardware errors")
             return Outcome(True, f"rebooted motors {list(self._ids)}: errors cleared, motors compliant")
@@ -314,7 +315,8 @@ class PoppyArm:
             return
         speed = speed_deg_s(min(self.rest_speed, self.max_speed) if self._mode in (Mode.REST, Mode.HOLD)
                             else self.max_speed)
-        self._bus.write_goals({j.motor_id: (motor_degrees(j, goal), speed) for j, goal in zip(self._joints, self._goal)})
+        goals = {j.motor_id: (motor_degrees(j, goal), speed) for j, goal in zip(self._joints, self._goal)}
+        self._bus.write_goals(goals)
         limits = {i: self.torque_limit for i, r in readings.items()
                   if not r.hardware_error and abs(r.torque_limit_percent - self.torque_limit) > TORQUE_LIMIT_TOLERANCE}
         if limits:
@@ -326,18 +328,29 @@ class PoppyArm:
     def _apply_now(self, hold_present: bool, done: str) -> Outcome:
         """Write the wanted state at once and read it back; a service answers only once the motors agree."""
         try:
-            for _ in range(4):
+            for attempt in range(5):
                 self._readings = readings = self._bus.read()
-                if all(r.torque_enabled == self._torque_wanted for r in readings.values()):
+                if attempt == 0 and hold_present:
+                    self._hold_present()  # from the freshest reading
+                elif attempt > 0 and all(r.torque_enabled == self._torque_wanted for r in readings.values()):
                     return Outcome(True, done)
-                if hold_present:
-                    self._hold_present()
-                    self._mode = Mode.HOLD
                 self._write(readings)
         except BusError as error:
             self._on_bus_failure(error, time.monotonic())
             return Outcome(False, f"bus error: {error}")
         return Outcome(False, "the motors did not confirm their torque state")
+
+    def _read_after_reboot(self, attempts: int = 10, pause_s: float = 0.1) -> BusError | None:
+        """Servos take a moment to boot: read until they answer (about a second at most)."""
+        error = None
+        for _ in range(attempts):
+            try:
+                self._readings = self._bus.read()
+                return None
+            except BusError as failure:
+                error = failure
+                time.sleep(pause_s)
+        return error
 
     def _sample(self, readings: dict[int, MotorReading]) -> JointSample:
         motors = [(j, readings[j.motor_id]) for j in self._joints]

@@ -30,7 +30,7 @@ from . import ros_messages
 from .arm import JointSample, Outcome, PoppyArm
 from .bus import MotorBus
 from .commands import Clamp, CommandRejected
-from .config import SAFE_BOUNDS, ArmConfig, ConfigError, default_config_path, load_config
+from .config import SAFE_BOUNDS, ConfigError, default_config_path, load_config
 from .control_loop import ControlLoop
 from .diagnostics import build_entries
 from .dummy_bus import DummyBus
@@ -147,7 +147,8 @@ class PoppyDriverNode(Node):
 
     # publishing ------------------------------------------------------------------------------------------------
     def _publish_joint_state(self, sample: JointSample) -> None:
-        self._joint_states.publish(ros_messages.joint_state(sample, self.get_clock().now().to_msg()))
+        if self.context.ok():  # the loop thread may still deliver one sample while Ctrl-C shuts rclpy down
+            self._joint_states.publish(ros_messages.joint_state(sample, self.get_clock().now().to_msg()))
 
     def _publish_diagnostics(self) -> None:
         entries = build_entries(self._arm.status(), self.get_name(), self._hardware_id, self._loop.achieved_rate_hz)
