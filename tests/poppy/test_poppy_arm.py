@@ -238,3 +238,14 @@ def test_stiffening_an_already_stiff_arm_stops_it_where_it_is(arm: PoppyArm, emu
     assert arm.set_compliant(False).ok
     assert abs(emulator.goal_units(1) - emulator.present_units(1)) <= 3
     assert arm.status().mode == "hold"
+
+
+def test_silent_motors_are_a_bus_fault_too(arm: PoppyArm, emulator: Xl320Emulator) -> None:
+    """The adapter stays but the motors stop answering (cable or power cut): timeouts, then a clean resume."""
+    stiff(arm)
+    emulator.set_responding(False)
+    run(arm, 3.0, until=lambda: not arm.status().connected)
+    assert not arm.status().connected and "did not respond" in arm.status().last_error
+    emulator.set_responding(True)
+    run(arm, 3.0, until=lambda: arm.status().connected)
+    assert arm.status().connected and run(arm, 0.05) is not None
