@@ -1,4 +1,7 @@
-"""Names of the topics and services the ADR nodes share (relative: a launch namespace applies)."""
+"""Names of the topics, services and actions the ADR nodes share (relative: a launch namespace applies).
+
+See docs/node_graph.md for who publishes and who listens.
+"""
 
 PROPOSALS = "adr/proposals"
 PROPOSE_SERVICE = "adr/propose_parameters"
@@ -6,3 +9,14 @@ PARTICLE_REWARDS = "adr/particle_rewards"
 SAMPLER_STATE = "adr/sampler_state"
 TRAJECTORIES = "adr/trajectories"
 POLICY_WEIGHTS = "adr/policy_weights"
+SAMPLER_SAVE_CHECKPOINT = "adr/save_checkpoint"
+DISCRIMINATOR_SAVE_CHECKPOINT = "adr/discriminator/save_checkpoint"
+ROLL_OUT_ACTION = "roll_out"  # private to each simulator instance: <instance name>/roll_out
+
+
+def roll_out_action(instance: str) -> str:
+    return f"{instance}/{ROLL_OUT_ACTION}"
+
+
+def sim_instance_name(index: int) -> str:
+    return f"adr_sim_{index}"

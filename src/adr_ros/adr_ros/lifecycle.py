@@ -1,0 +1,58 @@
+"""Running a node until Ctrl-C without interrupting a callback half-way.
+
+rclpy's default SIGINT handling raises KeyboardInterrupt wherever the main thread is, possibly in the middle of a
+training step or a checkpoint write. ``spin_until_shutdown`` instead lets the running callback finish, then returns,
+so the node can save its state and exit cleanly.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Callable
+
+import rclpy
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
+
+
+def init_without_signal_handlers(args: list[str] | None = None) -> None:
+    rclpy.init(args=args if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
+
+
+def spin_until_shutdown(node: Node, stop: threading.Event | None = None,
+                        executor: Executor | None = None) -> threading.Event:
+    """Spin ``node`` until SIGINT/SIGTERM or ``stop`` is set; returns the stop event."""
+    stop = stop or threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    executor = executor or SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        while not stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
+    except ExternalShutdownException:
+        pass
+    finally:
+        executor.remove_node(node)
+    return stop
+
+
+def run_node(make_node: Callable[[], Node], on_shutdown: Callable[[Node], None] | None = None) -> int:
+    """``main()`` of an ADR node: build it, spin until Ctrl-C, run ``on_shutdown``, exit 0 (1 if it failed to start)."""
+    init_without_signal_handlers()
+    try:
+        node = make_node()
+    except ValueError as error:  # configuration errors name what is wrong
+        print(f"[fatal] {error}", file=sys.stderr, flush=True)
+        rclpy.try_shutdown()
+        return 1
+    try:
+        spin_until_shutdown(node)
+        if on_shutdown is not None:
+            on_shutdown(node)
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0

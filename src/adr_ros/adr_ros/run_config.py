@@ -1,0 +1,42 @@
+"""The run configuration every ADR node builds from the same three ROS parameters.
+
+``config_file`` (experiment YAML, empty = paper defaults) + ``overrides`` (YAML mapping of dotted keys) ->
+``adr_core.training.TrainConfig``; ``run_dir`` is where the run's files go.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from adr_core.training.config import ConfigError, TrainConfig
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+
+
+def declare_run_parameters(node: Node) -> tuple[TrainConfig, Path]:
+    """Declare ``config_file``, ``overrides``, ``run_dir`` on ``node`` and build the run's config.
+
+    Raises ConfigError naming the bad key or file; callers log it and exit non-zero.
+    """
+    config_file = node.declare_parameter(
+        "config_file", "", ParameterDescriptor(description="Experiment YAML (adr-train --config); empty: paper defaults",
+                                               read_only=True)).value
+    overrides = node.declare_parameter(
+        "overrides", "{}", ParameterDescriptor(
+            description="YAML mapping of dotted config keys, e.g. {seed: 1, total_agent_steps: 20000}",
+            read_only=True)).value
+    run_dir = node.declare_parameter(
+        "run_dir", "runs/adr", ParameterDescriptor(description="Run directory: logs, config.yaml, checkpoints/",
+                                                   read_only=True)).value
+    return build_config(config_file, overrides), Path(run_dir)
+
+
+def build_config(config_file: str, overrides: str) -> TrainConfig:
+    config = TrainConfig.from_yaml(config_file) if config_file else TrainConfig()
+    try:
+        mapping = yaml.safe_load(overrides) or {}
+    except yaml.YAMLError as error:
+        raise ConfigError(f"overrides is not YAML: {error}") from None
+    if not isinstance(mapping, dict):
+        raise ConfigError(f"overrides must be a mapping of config keys, got {overrides!r}")
+    return config.with_overrides(mapping)
