@@ -20,3 +20,4 @@ def roll_out_action(instance: str) -> str:
 
 def sim_instance_name(index: int) -> str:
     return f"adr_sim_{index}"
+SAMPLE_HISTOGRAM = "adr/sample_histogram"

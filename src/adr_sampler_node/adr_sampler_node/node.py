@@ -1,85 +1,182 @@
-"""Sampler node: proposes simulator settings from the randomization space.
+"""Sampler node: the run's sampler (ADR/SVPG, UDR, baseline, fixed range) behind a service.
 
-Serves ``adr/propose_parameters`` (adr_interfaces/srv/ProposeParameters): each call is one sampler iteration;
-the proposals are returned and also published on ``adr/proposals`` for inspection.
+- ``adr/propose_parameters``: each call is one sampler iteration; proposals are returned and published on
+  ``adr/proposals``. A learning sampler (ADR) answers ``success=false`` until the rewards of its previous
+  iteration arrived, so iterations never overlap.
+- ``adr/particle_rewards``: the discriminator's rewards of an iteration -> ``sampler.update`` (SVPG step).
+- ``adr/sampler_state`` and ``adr/sample_histogram`` (latched) for inspection, ``adr/metrics/*``, ``/diagnostics``.
+- ``adr/save_checkpoint``: writes the state as of a completed iteration; ``resume:=true`` loads the run's latest.
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
-import rclpy
-from adr_core.randomization import RandomizationError, load_space
-from adr_interfaces.msg import ParameterSet
-from adr_interfaces.srv import ProposeParameters
+from adr_core.randomization import load_space
+from adr_core.samplers import Sampler, SamplerError, make_sampler
+from adr_core.training.seeding import component_seed
+from adr_interfaces.msg import ParameterSet, ParticleRewards, SampleHistogram, SamplerState
+from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
 from adr_ros import parameter_sets, qos, topics
+from adr_ros.arrays import from_field, to_field
+from adr_ros.checkpoints import SnapshotKeeper, load_component
+from adr_ros.diagnostics import NodeDiagnostics
+from adr_ros.lifecycle import run_node
+from adr_ros.metrics import MetricPublisher
+from adr_ros.run_config import declare_run_parameters
+from diagnostic_msgs.msg import DiagnosticStatus
 from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
+
+COMPONENT = "sampler"
+METRICS = ("sampler_reward_mean", "sampler_spread", "svpg_value_loss", "svpg_bandwidth", "svpg_log_std")
 
 
 class SamplerNode(Node):
     def __init__(self) -> None:
         super().__init__("adr_sampler")
-        env_id = self.declare_parameter(
-            "env_id",
-            "adr/LunarLander-v0",
-            ParameterDescriptor(description="Environment id whose randomization space is sampled", read_only=True),
-        ).value
-        self._batch_size = self.declare_parameter(
-            "batch_size",
-            10,
-            ParameterDescriptor(
-                description="Settings per iteration when a request asks for 0",
-                integer_range=[IntegerRange(from_value=1, to_value=4096, step=1)],
-            ),
-        ).value
-        seed = self.declare_parameter(
-            "seed", 0, ParameterDescriptor(description="Seed of the sampler's random generator", read_only=True)
-        ).value
-        self._space = load_space(env_id)
-        self._rng = np.random.default_rng(seed)
-        self._iteration = 0
-        self._publisher = self.create_publisher(ParameterSet, topics.PROPOSALS, qos.RELIABLE_STREAM)
-        self.create_service(ProposeParameters, topics.PROPOSE_SERVICE, self._on_propose)
-        self.get_logger().info(f"sampling {self._space.ndim}-D space of {env_id}: {', '.join(self._space.names)}")
+        self.config, self.run_dir = declare_run_parameters(self)
+        bins = self.declare_parameter("histogram_bins", 20, ParameterDescriptor(
+            description="Bins per dimension of the published sampling histogram",
+            integer_range=[IntegerRange(from_value=2, to_value=1000, step=1)], read_only=True)).value
+        resume = self.declare_parameter("resume", False, ParameterDescriptor(
+            description="Load the state named by <run_dir>/checkpoints/latest.json", read_only=True)).value
+        cfg = self.config
+        self.space = load_space(cfg.env_id)
+        self.sampler: Sampler = make_sampler(cfg.sampler, self.space, cfg.resolved_svpg(),
+                                             component_seed(cfg.seed, COMPONENT), cfg.fixed_range)
+        self.iteration = 0  # the next iteration to propose
+        self.awaiting_rewards_of: int | None = None
+        self.histogram = np.zeros((self.space.ndim, bins), dtype=np.uint64)
+        self.snapshots = SnapshotKeeper(COMPONENT)
+        if resume:
+            state = load_component(self.run_dir, COMPONENT)
+            self.sampler.load_state_dict(state["state"])
+            self.iteration = int(state["iteration"]) + 1
+            self.histogram = np.asarray(state["histogram"], dtype=np.uint64).reshape(self.histogram.shape)
+            self.get_logger().info(f"resumed after iteration {state['iteration']}")
 
-    def _on_propose(
-        self, request: ProposeParameters.Request, response: ProposeParameters.Response
-    ) -> ProposeParameters.Response:
-        count = request.count or self._batch_size
-        try:
-            normalized = self._space.sample_uniform(self._rng, count)
-            physical = self._space.from_normalized(normalized)
-        except RandomizationError as error:
-            response.success, response.message = False, str(error)
+        self.proposals_pub = self.create_publisher(ParameterSet, topics.PROPOSALS, qos.RELIABLE_STREAM)
+        self.state_pub = self.create_publisher(SamplerState, topics.SAMPLER_STATE, qos.LATCHED)
+        self.histogram_pub = self.create_publisher(SampleHistogram, topics.SAMPLE_HISTOGRAM, qos.LATCHED)
+        self.metrics = MetricPublisher(self, METRICS)
+        self.diagnostics = NodeDiagnostics(self)
+        self.create_service(ProposeParameters, topics.PROPOSE_SERVICE, self.on_propose)
+        self.create_service(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT, self.on_save_checkpoint)
+        self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards, qos.RELIABLE_STREAM)
+        self.diagnostics.set_status(DiagnosticStatus.OK, f"ready to propose iteration {self.iteration}")
+        self.get_logger().info(f"{cfg.sampler} sampler over {self.space.ndim}-D space of {cfg.env_id} "
+                               f"({', '.join(self.space.names)}), {self.sampler.num_proposals} settings/iteration")
+
+    # ------------------------------------------------------------------ propose
+    def on_propose(self, request: ProposeParameters.Request,
+                   response: ProposeParameters.Response) -> ProposeParameters.Response:
+        if self.awaiting_rewards_of is not None:
+            response.success = False
+            response.message = f"waiting for the rewards of iteration {self.awaiting_rewards_of}"
             return response
+        if request.count not in (0, self.sampler.num_proposals):
+            response.success = False
+            response.message = (f"this sampler proposes {self.sampler.num_proposals} settings per iteration "
+                                f"(ask for 0 or {self.sampler.num_proposals}), not {request.count}")
+            self.diagnostics.reject("count", response.message)
+            return response
+        normalized = self.sampler.propose()
+        physical = self.space.from_normalized(normalized)
         stamp = self.get_clock().now().to_msg()
-        for slot in range(count):
-            proposal = parameter_sets.Proposal(
-                self._space.env_id, self._iteration, slot, tuple(self._space.names), physical[slot], normalized[slot]
-            )
-            msg = parameter_sets.to_msg(proposal)
+        for slot, (values, unit) in enumerate(zip(physical, normalized)):
+            msg = parameter_sets.to_msg(parameter_sets.Proposal(
+                self.space.env_id, self.iteration, slot, tuple(self.space.names), values, unit))
             msg.header.stamp = stamp
             response.proposals.append(msg)
-            self._publisher.publish(msg)
-        response.success, response.message = True, f"iteration {self._iteration}: {count} proposals"
-        self._iteration += 1
+            self.proposals_pub.publish(msg)
+        self._count_in_histogram(normalized)
+        response.success = True
+        response.message = f"iteration {self.iteration}: {len(normalized)} proposals"
+        if self.sampler.learns_from_rewards:
+            self.awaiting_rewards_of = self.iteration
+        else:
+            self._complete_iteration({})
+        self.diagnostics.count("proposals", len(normalized))
         return response
 
+    # ------------------------------------------------------------------ rewards
+    def on_rewards(self, msg: ParticleRewards) -> None:
+        if not self.sampler.learns_from_rewards:
+            self.diagnostics.reject("not_learning", f"{self.config.sampler} sampler ignores rewards")
+            return
+        if msg.iteration != self.awaiting_rewards_of:
+            self.diagnostics.reject("iteration", f"rewards of iteration {msg.iteration}, awaiting "
+                                                 f"{self.awaiting_rewards_of}")
+            return
+        slots = from_field(msg.slots, np.uint32)
+        rewards = from_field(msg.rewards, np.float64)
+        if not np.array_equal(slots, np.arange(self.sampler.num_proposals)) or rewards.size != slots.size:
+            self.diagnostics.reject("shape", f"need rewards for slots 0..{self.sampler.num_proposals - 1} in order, "
+                                             f"got {slots.size} slots and {rewards.size} rewards")
+            return
+        try:
+            metrics = self.sampler.update(rewards)
+        except SamplerError as error:
+            self.diagnostics.reject("rewards", str(error))
+            return
+        self.metrics.publish({"sampler_reward_mean": float(rewards.mean()), **metrics})
+        self.awaiting_rewards_of = None
+        self._complete_iteration(metrics)
 
-def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args if args is not None else sys.argv)
-    node = SamplerNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    # ------------------------------------------------------------------ bookkeeping
+    def _complete_iteration(self, metrics: dict[str, float]) -> None:
+        completed = self.iteration
+        self.snapshots.keep(completed, {"iteration": completed, "state": self.sampler.state_dict(),
+                                        "histogram": self.histogram.copy()})
+        self.iteration += 1
+        self._publish_state(completed)
+        self.diagnostics.set_status(DiagnosticStatus.OK, f"completed iteration {completed}")
+        self.diagnostics.values["iteration"] = str(completed)
+
+    def _count_in_histogram(self, normalized: np.ndarray) -> None:
+        bins = self.histogram.shape[1]
+        index = np.clip((normalized * bins).astype(np.int64), 0, bins - 1)
+        for dim in range(self.space.ndim):
+            self.histogram[dim] += np.bincount(index[:, dim], minlength=bins).astype(np.uint64)
+
+    def _publish_state(self, iteration: int) -> None:
+        points = self._particle_points()
+        spread = _mean_pairwise_distance(points)
+        state = SamplerState(method=self.config.sampler, iteration=iteration, names=list(self.space.names),
+                             num_particles=len(points), particles=to_field(points, np.float64), spread=spread)
+        state.header.stamp = self.get_clock().now().to_msg()
+        self.state_pub.publish(state)
+        histogram = SampleHistogram(method=self.config.sampler, iteration=iteration, names=list(self.space.names),
+                                    bins=self.histogram.shape[1], counts=self.histogram.reshape(-1).tolist(),
+                                    total=int(self.histogram[0].sum()))
+        histogram.header.stamp = state.header.stamp
+        self.histogram_pub.publish(histogram)
+        self.metrics.publish({"sampler_spread": spread})
+
+    def _particle_points(self) -> np.ndarray:
+        states = getattr(self.sampler, "states", None)  # SVPG particles' current points
+        if states is not None:
+            return np.asarray(states, dtype=np.float64).reshape(-1, self.space.ndim)
+        return np.empty((0, self.space.ndim))
+
+    def on_save_checkpoint(self, request: SaveCheckpoint.Request,
+                           response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:
+        return self.snapshots.save(request, response)
+
+    def save_on_shutdown(self) -> None:
+        self.snapshots.save_all(self.run_dir)
+
+
+def _mean_pairwise_distance(points: np.ndarray) -> float:
+    if len(points) < 2:
+        return float("nan")
+    differences = points[:, None, :] - points[None, :, :]
+    distances = np.sqrt((differences ** 2).sum(-1))
+    return float(distances.sum() / (len(points) * (len(points) - 1)))
+
+
+def main() -> int:
+    return run_node(SamplerNode, on_shutdown=lambda node: node.save_on_shutdown())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())
