@@ -39,6 +39,18 @@ def comparable(rows: list[dict]) -> list[dict]:
              if not k.startswith("time_") and k != "wall_time_s"} for r in rows]
 
 
+def test_defaults_are_the_papers():
+    c = TrainConfig()
+    assert (c.agent.algorithm, c.agent.hidden_sizes, c.agent.actor_lr, c.agent.critic_lr, c.agent.tau, c.agent.gamma,
+            c.agent.batch_size, c.agent.learning_starts, c.agent.updates_per_step) == (
+        "ddpg", (400, 300), 1e-3, 1e-3, 0.005, 0.99, 1000, 1000, 1.0)
+    assert (c.num_particles, c.svpg.hidden_size, c.svpg.learning_rate, c.svpg.gamma, c.svpg.temperature,
+            c.svpg.max_step_length, c.svpg.horizon) == (10, 100, 3e-4, 0.99, 10.0, 0.05, 50)
+    assert (c.discriminator.hidden_size, c.discriminator.learning_rate, c.discriminator.batch_size,
+            c.discriminator.reward) == (128, 2e-4, 128, "mean_log_d")
+    assert (c.total_agent_steps, c.device, c.sampler) == (1_000_000, "cpu", "adr")
+
+
 def test_short_adr_run_writes_logs_and_a_checkpoint(tmp_path):
     config = tiny_config(tensorboard=True)
     rows = Trainer(config, tmp_path).run()
@@ -115,3 +127,15 @@ def test_non_learning_samplers_train_the_agent_without_reference_rollouts(sample
     engine = result.parameters[:, 0]
     low, high = {"udr": (8.0, 20.0), "baseline": (13.0, 13.0), "fixed": (8.0, 11.0)}[sampler]
     assert engine.min() >= low and engine.max() <= high
+
+
+@pytest.mark.parametrize("env_id", ["adr/Pusher3DOF-v0", "adr/ErgoReacher-v0", "adr/ErgoPusher-v0"])
+def test_one_adr_iteration_on_the_other_environments(env_id):
+    config = tiny_config(env_id=env_id, svpg={"num_particles": 2}, agent={"learning_starts": 100})
+    assert TrainConfig.from_dict({"env_id": env_id}).num_particles == 15  # the paper's N outside LunarLander
+    trainer = Trainer(config, None)
+    result = trainer.run_iteration()
+    assert [t.length for t in result.randomized + result.reference] == [100] * 4  # the paper's 100-step episodes
+    assert all(math.isfinite(t.final_distance) for t in result.randomized + result.reference)
+    assert np.isfinite(result.rewards).all() and result.n_updates == 100
+    assert result.parameters.shape == (2, trainer.space.ndim)
