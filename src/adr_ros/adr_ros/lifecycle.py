@@ -39,8 +39,13 @@ def spin_until_shutdown(node: Node, stop: threading.Event | None = None,
     return stop
 
 
-def run_node(make_node: Callable[[], Node], on_shutdown: Callable[[Node], None] | None = None) -> int:
-    """``main()`` of an ADR node: build it, spin until Ctrl-C, run ``on_shutdown``, exit 0 (1 if it failed to start)."""
+def run_node(make_node: Callable[[], Node], on_shutdown: Callable[[Node], None] | None = None, *,
+             make_executor: Callable[[], Executor] | None = None) -> int:
+    """``main()`` of an ADR node: build it, spin until Ctrl-C, run ``on_shutdown``, exit 0 (1 if it failed to start).
+
+    ``make_executor`` (called after ``rclpy.init``): e.g. a MultiThreadedExecutor for a node whose callbacks block
+    while waiting for another callback; default a SingleThreadedExecutor.
+    """
     init_without_signal_handlers()
     try:
         node = make_node()
@@ -48,11 +53,14 @@ def run_node(make_node: Callable[[], Node], on_shutdown: Callable[[Node], None] 
         print(f"[fatal] {error}", file=sys.stderr, flush=True)
         rclpy.try_shutdown()
         return 1
+    executor = make_executor() if make_executor is not None else None
     try:
-        spin_until_shutdown(node)
+        spin_until_shutdown(node, executor=executor)
         if on_shutdown is not None:
             on_shutdown(node)
     finally:
+        if executor is not None:
+            executor.shutdown(timeout_sec=0)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
