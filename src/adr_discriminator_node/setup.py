@@ -20,6 +20,7 @@ setup(
     license="MIT",
     entry_points={
         "console_scripts": [
+            "discriminator_node = adr_discriminator_node.node:main",
         ],
     },
 )

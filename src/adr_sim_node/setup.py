@@ -20,6 +20,7 @@ setup(
     license="MIT",
     entry_points={
         "console_scripts": [
+            "sim_node = adr_sim_node.node:main",
         ],
     },
 )

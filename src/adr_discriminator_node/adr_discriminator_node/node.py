@@ -1,0 +1,163 @@
+"""Discriminator node: scores each iteration's randomized trajectories (before training on them), then trains.
+
+- ``adr/trajectories``: buffered per iteration; once iteration k holds the randomized and reference trajectories of
+  every slot 0..n-1 (n = the sampler's proposals per iteration) and k-1 is done, exactly as
+  ``adr_core.training.Trainer.run_iteration``: score -> mean probabilities -> publish ``adr/particle_rewards`` ->
+  train. Malformed, duplicate and stale trajectories are refused with a logged reason and a diagnostics counter.
+- ``adr/discriminator/save_checkpoint``: writes the state as of one of the last two completed iterations;
+  on shutdown every kept snapshot is written; ``resume:=true`` continues after the run's ``latest.json``.
+- ``adr/metrics/*``, ``/diagnostics``.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+from adr_core.discriminator import DiscriminatorRewarder
+from adr_core.envs import make_env
+from adr_core.samplers import make_sampler
+from adr_core.training.config import ConfigError
+from adr_core.training.seeding import component_seed
+from adr_core.training.trainer import resolve_device
+from adr_interfaces.msg import ParticleRewards
+from adr_interfaces.msg import Trajectory as TrajectoryMsg
+from adr_interfaces.srv import SaveCheckpoint
+from adr_ros import qos, topics, trajectories
+from adr_ros.arrays import to_field
+from adr_ros.checkpoints import SnapshotKeeper, checkpoint_dir, load_component
+from adr_ros.diagnostics import NodeDiagnostics
+from adr_ros.lifecycle import run_node
+from adr_ros.metrics import MetricPublisher
+from adr_ros.run_config import declare_run_parameters
+from diagnostic_msgs.msg import DiagnosticStatus
+from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
+from rclpy.node import Node
+
+from adr_discriminator_node.checkpoint_payload import make_payload, restore
+from adr_discriminator_node.iteration_buffer import CompleteIteration, IterationBuffer, TrajectoryRefused
+
+COMPONENT = "discriminator"
+METRICS = ("discriminator_loss", "sampler_reward_mean", "d_randomized", "d_reference", "discriminator_steps",
+           "time_discriminator_s")
+
+
+class DiscriminatorNode(Node):
+    def __init__(self) -> None:
+        super().__init__("adr_discriminator")
+        self.config, self.run_dir = declare_run_parameters(self)
+        resume = self.declare_parameter("resume", False, ParameterDescriptor(
+            description="Load the state named by <run_dir>/checkpoints/latest.json", read_only=True)).value
+        max_ahead = self.declare_parameter("max_iterations_ahead", 4, ParameterDescriptor(
+            description="Buffer trajectories of at most this many iterations after the one being completed",
+            integer_range=[IntegerRange(from_value=1, to_value=1000, step=1)], read_only=True)).value
+
+        cfg = self.config
+        if cfg.torch_threads:
+            torch.set_num_threads(cfg.torch_threads)
+        env = make_env(cfg.env_id)
+        space = env.unwrapped.randomization_space
+        self.obs_dim = int(np.prod(env.observation_space.shape))
+        self.act_dim = int(np.prod(env.action_space.shape))
+        env.close()
+        sampler = make_sampler(cfg.sampler, space, cfg.resolved_svpg(), component_seed(cfg.seed, "sampler"),
+                               cfg.fixed_range)
+        if not sampler.learns_from_rewards:
+            raise ConfigError(f"sampler {cfg.sampler!r} does not learn from rewards: the discriminator node serves "
+                              f"ADR runs only (sampler 'adr'); do not start it for this run")
+        self.slots = sampler.num_proposals
+        self.discriminator = DiscriminatorRewarder(self.obs_dim, self.act_dim, cfg.discriminator,
+                                                   component_seed(cfg.seed, COMPONENT), resolve_device(cfg.device))
+        self.snapshots = SnapshotKeeper(COMPONENT)
+        next_iteration = 0
+        if resume:
+            payload = load_component(self.run_dir, COMPONENT)
+            completed = restore(self.discriminator, payload, cfg, f"the {COMPONENT} checkpoint of {self.run_dir}")
+            self.snapshots.keep(completed, payload)
+            next_iteration = completed + 1
+            self.get_logger().info(f"resumed after iteration {completed}")
+        self.buffer = IterationBuffer(self.slots, next_iteration, max_ahead)
+
+        self.rewards_pub = self.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_STREAM)
+        self.metrics = MetricPublisher(self, METRICS)
+        self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
+        self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM)
+        self.create_service(SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT, self.on_save_checkpoint)
+        self._show_progress()
+        self.get_logger().info(f"{cfg.env_id}: {self.slots} randomized + {self.slots} reference trajectories per "
+                               f"iteration, reward {cfg.discriminator.reward}, waiting for iteration {next_iteration}")
+
+    # ------------------------------------------------------------------ trajectories
+    def on_trajectory(self, msg: TrajectoryMsg) -> None:
+        where = (f"{trajectories.KIND_NAMES.get(msg.kind, f'kind {msg.kind}')} trajectory of iteration "
+                 f"{msg.parameters.iteration} slot {msg.parameters.slot} from {msg.instance_id or '?'}")
+        try:
+            trajectory = trajectories.from_msg(msg, obs_dim=self.obs_dim, act_dim=self.act_dim)
+        except trajectories.MalformedTrajectory as error:
+            self.diagnostics.reject("malformed", f"{where}: {error}")
+            return
+        if msg.parameters.env_id != self.config.env_id:
+            self.diagnostics.reject("env_id", f"{where}: env {msg.parameters.env_id!r}, this run is "
+                                              f"{self.config.env_id!r}")
+            return
+        if trajectory.length == 0:
+            self.diagnostics.reject("empty", f"{where}: no transitions")
+            return
+        try:
+            self.buffer.add(trajectory)
+        except TrajectoryRefused as error:
+            self.diagnostics.reject(error.reason, str(error))
+            return
+        self.diagnostics.count("trajectories")
+        while (complete := self.buffer.pop_complete()) is not None:
+            self._complete(complete)
+        self._show_progress()
+
+    def _complete(self, done: CompleteIteration) -> None:
+        """Trainer.run_iteration's discriminator part, in its order: score before training on the iteration."""
+        started = time.perf_counter()
+        discriminator = self.discriminator
+        rewards = discriminator.score(done.randomized)
+        d_scores = {"d_randomized": discriminator.mean_probability(done.randomized),
+                    "d_reference": discriminator.mean_probability(done.reference)}
+        self._publish_rewards(done.iteration, rewards)
+        steps = discriminator.steps_for(done.randomized)
+        metrics = {**discriminator.train(done.randomized, done.reference, steps), "discriminator_steps": steps,
+                   **d_scores}
+        self.snapshots.keep(done.iteration, make_payload(done.iteration, discriminator, self.config))
+        self.metrics.publish({**metrics, "sampler_reward_mean": float(rewards.mean()),
+                              "time_discriminator_s": time.perf_counter() - started})
+        self.diagnostics.count("iterations")
+
+    def _publish_rewards(self, iteration: int, rewards: np.ndarray) -> None:
+        msg = ParticleRewards(iteration=iteration)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.slots = to_field(np.arange(self.slots), np.uint32)
+        msg.rewards = to_field(rewards, np.float64)
+        self.rewards_pub.publish(msg)
+
+    def _show_progress(self) -> None:
+        last = self.snapshots.last_completed
+        self.diagnostics.values.update(next_iteration=str(self.buffer.next_iteration),
+                                       last_completed="none" if last is None else str(last),
+                                       buffered_trajectories=str(self.buffer.buffered))
+        self.diagnostics.set_status(DiagnosticStatus.OK, f"waiting for iteration {self.buffer.next_iteration}")
+
+    # ------------------------------------------------------------------ checkpoints
+    def on_save_checkpoint(self, request: SaveCheckpoint.Request,
+                           response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:
+        if not request.directory:
+            request.directory = str(checkpoint_dir(self.run_dir))
+        return self.snapshots.save(request, response)
+
+    def save_on_shutdown(self) -> None:
+        for path in self.snapshots.save_all(self.run_dir):
+            self.get_logger().info(f"wrote {path}")
+
+
+def main() -> int:
+    return run_node(DiscriminatorNode, on_shutdown=lambda node: node.save_on_shutdown())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

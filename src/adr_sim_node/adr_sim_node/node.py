@@ -1,0 +1,198 @@
+"""Simulator instance node: rolls out the latest policy in a randomized and a reference env on request.
+
+- ``adr/policy_weights`` (latched): the newest actor, kept with its version (older versions are rejected).
+- ``<node name>/roll_out`` (action RollOut): validate the setting, wait (``weights_timeout`` s at most) for weights of
+  version >= ``min_policy_version``, roll out exactly as ``adr_core.training.Trainer.collect`` does (randomized,
+  then reference when ``with_reference``), publish each trajectory on ``adr/trajectories``, then succeed.
+  Goals run one at a time, in the order they were accepted.
+- Ergo envs: ``joint_states`` and ``<node name>/goal`` at most ``joint_state_rate`` Hz during rollouts.
+- ``adr/metrics/{sim_steps_per_s,episode_return,reference_return}``, ``/diagnostics``.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import gymnasium as gym
+import numpy as np
+import torch
+from adr_core.agents import ActorPolicy
+from adr_core.envs import make_env
+from adr_core.rollout import Kind, Trajectory, rollout
+from adr_interfaces.action import RollOut
+from adr_interfaces.msg import PolicyWeights
+from adr_interfaces.msg import Trajectory as TrajectoryMsg
+from adr_ros import policy_weights, qos, topics, trajectories
+from adr_ros.diagnostics import NodeDiagnostics
+from adr_ros.lifecycle import run_node
+from adr_ros.metrics import MetricPublisher
+from adr_ros.parameter_sets import Proposal
+from adr_ros.run_config import declare_run_parameters
+from diagnostic_msgs.msg import DiagnosticStatus
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.action import ActionServer, CancelResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+
+from adr_sim_node.ergo_state import ErgoStatePublisher, is_ergo
+from adr_sim_node.goal_check import InvalidGoal, checked_setting
+from adr_sim_node.latest_policy import LatestPolicy, StaleWeights, VersionedPolicy
+from adr_sim_node.serial_goals import SerialGoals
+
+DEFAULT_NAME = "adr_sim_0"
+METRICS = ("sim_steps_per_s", "episode_return", "reference_return")
+SHUTDOWN_GRACE_S = 30.0
+
+
+class SimNode(Node):
+    def __init__(self) -> None:
+        super().__init__(DEFAULT_NAME)
+        self.config, self.run_dir = declare_run_parameters(self)
+        joint_state_rate = self.declare_parameter("joint_state_rate", 30.0, ParameterDescriptor(
+            description="Ergo envs: JointState and goal messages per second during rollouts (0 = off)",
+            floating_point_range=[FloatingPointRange(from_value=0.0, to_value=1000.0)], read_only=True)).value
+        self.weights_timeout = self.declare_parameter("weights_timeout", 60.0, ParameterDescriptor(
+            description="Seconds a goal waits for policy weights of its min_policy_version before it is aborted",
+            floating_point_range=[FloatingPointRange(from_value=0.0, to_value=3600.0)], read_only=True)).value
+        goal_frame_id = self.declare_parameter("goal_frame_id", "world", ParameterDescriptor(
+            description="frame_id of the published Ergo goal point (the env's world frame)", read_only=True)).value
+
+        cfg = self.config
+        if cfg.torch_threads:
+            torch.set_num_threads(cfg.torch_threads)
+        env_kwargs = {} if cfg.max_episode_steps is None else {"max_episode_steps": cfg.max_episode_steps}
+        self.randomized_env = make_env(cfg.env_id, **env_kwargs)
+        self.reference_env = make_env(cfg.env_id, **env_kwargs)
+        self.space = self.randomized_env.unwrapped.randomization_space
+        self.obs_dim = int(np.prod(self.randomized_env.observation_space.shape))
+        self.act_dim = int(np.prod(self.randomized_env.action_space.shape))
+
+        self.latest = LatestPolicy()
+        self.stopping = threading.Event()
+        self.goals = SerialGoals()
+        self.ergo = (ErgoStatePublisher(self, joint_state_rate, goal_frame_id)
+                     if joint_state_rate > 0 and is_ergo(self.randomized_env) else None)
+        self.trajectory_pub = self.create_publisher(TrajectoryMsg, topics.TRAJECTORIES, qos.RELIABLE_STREAM)
+        self.metrics = MetricPublisher(self, METRICS)
+        self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
+        self.diagnostics.set_status(DiagnosticStatus.WARN, "waiting for policy weights")
+        self.create_subscription(PolicyWeights, topics.POLICY_WEIGHTS, self.on_weights, qos.LATCHED)
+        # goal requests and cancels are answered while a goal executes (or waits for weights): reentrant group
+        self.action_server = ActionServer(
+            self, RollOut, topics.roll_out_action(self.get_name()), execute_callback=self.execute,
+            handle_accepted_callback=self.goals.accepted, cancel_callback=lambda _: CancelResponse.ACCEPT,
+            callback_group=ReentrantCallbackGroup())
+        self.get_logger().info(f"{cfg.env_id} instance ({self.space.ndim}-D: {', '.join(self.space.names)}), "
+                               f"seed {cfg.seed}, Ergo state {'on' if self.ergo else 'off'}")
+
+    # ------------------------------------------------------------------ weights
+    def on_weights(self, msg: PolicyWeights) -> None:
+        if (msg.obs_dim, msg.act_dim) != (self.obs_dim, self.act_dim):
+            self.diagnostics.reject("weights_shape", f"weights for (obs_dim, act_dim) = ({msg.obs_dim}, {msg.act_dim}),"
+                                                     f" this env has ({self.obs_dim}, {self.act_dim})")
+            return
+        try:
+            policy = ActorPolicy.from_state_dict(policy_weights.from_msg(msg))
+            actor = policy.actor
+            if (actor.obs_dim, actor.act_dim) != (self.obs_dim, self.act_dim):
+                raise ValueError(f"the actor maps {actor.obs_dim} -> {actor.act_dim}, this env needs "
+                                 f"{self.obs_dim} -> {self.act_dim}")
+            self.latest.offer(VersionedPolicy(policy, int(msg.version)))
+        except StaleWeights as error:
+            self.diagnostics.reject("stale_weights", str(error))
+            return
+        except ValueError as error:  # MalformedWeights, ActorStateError
+            self.diagnostics.reject("malformed_weights", f"weights version {msg.version}: {error}")
+            return
+        self.diagnostics.values["policy_version"] = str(msg.version)
+        self.diagnostics.set_status(DiagnosticStatus.OK, f"policy version {msg.version}")
+
+    # ------------------------------------------------------------------ goals
+    def execute(self, goal_handle: ServerGoalHandle) -> RollOut.Result:
+        try:
+            return self._roll_out(goal_handle)
+        finally:
+            self.goals.finished()
+            self.diagnostics.values["queued_goals"] = str(self.goals.queued)
+
+    def _roll_out(self, goal_handle: ServerGoalHandle) -> RollOut.Result:
+        goal: RollOut.Goal = goal_handle.request
+        if goal_handle.is_cancel_requested:
+            return _finish(goal_handle, "canceled", "canceled before it started")
+        try:
+            setting = checked_setting(goal.parameters, self.space)
+        except InvalidGoal as error:
+            self.diagnostics.reject(error.reason, str(error))
+            return _finish(goal_handle, "abort", str(error))
+        held = self.latest.wait_for(goal.min_policy_version, self.weights_timeout,
+                                    give_up=lambda: self.stopping.is_set() or goal_handle.is_cancel_requested)
+        if held is None:
+            if goal_handle.is_cancel_requested:
+                return _finish(goal_handle, "canceled", "canceled while waiting for policy weights")
+            if self.stopping.is_set():
+                return _finish(goal_handle, "abort", "the instance is shutting down")
+            current = self.latest.current
+            detail = (f"no policy weights of version >= {goal.min_policy_version} within {self.weights_timeout:g} s "
+                      f"(held: {current.version if current else 'none'})")
+            self.diagnostics.reject("no_weights", detail)
+            return _finish(goal_handle, "abort", detail)
+
+        started = time.perf_counter()
+        randomized = self._run(self.randomized_env, held, setting, "randomized", setting.values, setting.normalized,
+                               self.config.agent.exploration_noise)
+        goal_handle.publish_feedback(RollOut.Feedback(steps_done=randomized.length))
+        steps = randomized.length
+        values = {"episode_return": randomized.episode_return}
+        if goal.with_reference:
+            reference = self._run(self.reference_env, held, setting, "reference", self.space.reference(),
+                                  self.space.reference_normalized(), self.config.reference_noise)
+            steps += reference.length
+            values["reference_return"] = reference.episode_return
+        elapsed = time.perf_counter() - started
+        self.metrics.publish({**values, "sim_steps_per_s": steps / elapsed if elapsed > 0 else float("nan")})
+        self.diagnostics.count("rollouts", 1 + bool(goal.with_reference))
+        self.diagnostics.count("steps", steps)
+        return _finish(goal_handle, "succeed",
+                       f"iteration {setting.iteration} slot {setting.slot}: return {randomized.episode_return:.3f} "
+                       f"in {randomized.length} steps (policy version {held.version}"
+                       f"{', with reference' if goal.with_reference else ''})")
+
+    def _run(self, env: gym.Env, held: VersionedPolicy, setting: Proposal, kind: Kind, values: np.ndarray,
+             normalized: np.ndarray, exploration_noise: float) -> Trajectory:
+        """One episode exactly as the in-process trainer rolls it out, published before the goal succeeds."""
+        policy = held.policy if self.ergo is None else self.ergo.observing(env, held.policy)
+        trajectory = rollout(env, policy, params=values, params_normalized=normalized, kind=kind,
+                             slot=setting.slot, iteration=setting.iteration, run_seed=self.config.seed,
+                             policy_version=held.version, exploration_noise=exploration_noise)
+        msg = trajectories.to_msg(trajectory, env_id=self.config.env_id, names=self.space.names,
+                                  instance_id=self.get_name())
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.trajectory_pub.publish(msg)
+        return trajectory
+
+    # ------------------------------------------------------------------ shutdown
+    def shut_down(self) -> None:
+        """Abort a goal that waits for weights, let a running rollout finish (and publish), start no more."""
+        self.stopping.set()
+        self.latest.wake_waiters()
+        if not self.goals.close(SHUTDOWN_GRACE_S):
+            self.get_logger().warning(f"a rollout was still running after {SHUTDOWN_GRACE_S:g} s")
+        self.randomized_env.close()
+        self.reference_env.close()
+
+
+def _finish(goal_handle: ServerGoalHandle, outcome: str, message: str) -> RollOut.Result:
+    """Set the goal's terminal state (succeed / abort / canceled) and build its result."""
+    getattr(goal_handle, outcome)()
+    return RollOut.Result(success=outcome == "succeed", message=message)
+
+
+def main() -> int:
+    return run_node(SimNode, on_shutdown=lambda node: node.shut_down(),
+                    make_executor=lambda: MultiThreadedExecutor(num_threads=4))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
