@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -26,7 +26,6 @@ from torch.nn import functional as F
 from .rollout import Trajectory
 from .training.fields import option
 
-RewardDefinition = Literal["mean_log_d", "log_mean_d", "log_mean_d_minus_log_half"]
 REWARD_DEFINITIONS = ("mean_log_d", "log_mean_d", "log_mean_d_minus_log_half")
 
 
