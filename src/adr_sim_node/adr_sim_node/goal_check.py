@@ -37,6 +37,8 @@ def checked_setting(msg: ParameterSet, space: RandomizationSpace) -> parameter_s
     deviation = np.abs(proposal.normalized - expected)
     if (deviation > NORMALIZED_TOLERANCE).any():
         i = int(np.argmax(deviation))
-        raise InvalidGoal("normalized", f"parameters.normalized[{i}] ({space.names[i]}) is {proposal.normalized[i]!r}"
-                                        f" but {space.names[i]}={proposal.values[i]!r} is {expected[i]!r} normalized")
+        name, given, value, wanted = space.names[i], *(float(x[i]) for x in (proposal.normalized, proposal.values,
+                                                                               expected))
+        raise InvalidGoal("normalized", f"parameters.normalized[{i}] ({name}) is {given!r} but {name}={value!r} "
+                                        f"is {wanted!r} normalized (tolerance {NORMALIZED_TOLERANCE:g})")
     return proposal

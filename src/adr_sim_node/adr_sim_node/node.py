@@ -33,9 +33,9 @@ from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
+from adr_sim_node.executor import JoiningMultiThreadedExecutor
 from adr_sim_node.ergo_state import ErgoStatePublisher, is_ergo
 from adr_sim_node.goal_check import InvalidGoal, checked_setting
 from adr_sim_node.latest_policy import LatestPolicy, StaleWeights, VersionedPolicy
@@ -191,7 +191,7 @@ def _finish(goal_handle: ServerGoalHandle, outcome: str, message: str) -> RollOu
 
 def main() -> int:
     return run_node(SimNode, on_shutdown=lambda node: node.shut_down(),
-                    make_executor=lambda: MultiThreadedExecutor(num_threads=4))
+                    make_executor=lambda: JoiningMultiThreadedExecutor(num_threads=4))
 
 
 if __name__ == "__main__":
