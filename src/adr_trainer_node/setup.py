@@ -20,6 +20,7 @@ setup(
     license="MIT",
     entry_points={
         "console_scripts": [
+            "trainer_node = adr_trainer_node.node:main",
         ],
     },
 )

@@ -10,8 +10,9 @@ from ros_processes import executable, running
 
 
 def test_sampler_service_and_topic_round_trip(ros_env: dict[str, str], tmp_path: Path) -> None:
-    sampler = [executable("adr_sampler_node", "sampler_node"), "--ros-args", "-p", "seed:=7",
-               "-p", "env_id:=adr/LunarLander-v0"]
+    sampler = [executable("adr_sampler_node", "sampler_node"), "--ros-args", "-p", f"run_dir:={tmp_path}",
+               "-p", "overrides:='{env_id: adr/LunarLander-v0, sampler: udr, seed: 7, svpg.num_particles: 2, "
+                     "svpg.rollout_length: 2}'"]
     monitor = [executable("adr", "adr_monitor"), "--propose", "4", "--timeout", "60"]
     with running(sampler, ros_env, tmp_path / "sampler.log") as sampler_process:
         result = subprocess.run([str(c) for c in monitor], env=ros_env, capture_output=True, text=True, timeout=90)
@@ -36,7 +37,7 @@ def test_sampler_service_and_topic_round_trip(ros_env: dict[str, str], tmp_path:
 def test_sampler_is_silent_in_another_domain(ros_env: dict[str, str], tmp_path: Path) -> None:
     """The isolation the other tests rely on: a client in another domain does not see the sampler."""
     other = dict(ros_env, ROS_DOMAIN_ID=str((int(ros_env["ROS_DOMAIN_ID"]) + 1) % 200))
-    sampler = [executable("adr_sampler_node", "sampler_node")]
+    sampler = [executable("adr_sampler_node", "sampler_node"), "--ros-args", "-p", f"run_dir:={tmp_path}"]
     with running(sampler, ros_env, tmp_path / "sampler.log"):
         result = subprocess.run([str(executable("adr", "adr_monitor")), "--propose", "1", "--timeout", "3"],
                                 env=other, capture_output=True, text=True, timeout=30)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -68,23 +69,63 @@ class Graph:
         return self.build(self.resolve(overrides))
 
 
+METHODS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed"}  # launch name -> core sampler
+
 TRAIN_SIM_ARGUMENTS = (
     Argument("env", "adr/LunarLander-v0", "randomized environment id",
              ("adr/LunarLander-v0", "adr/Pusher3DOF-v0", "adr/ErgoReacher-v0", "adr/ErgoPusher-v0")),
+    Argument("method", "adr", "how simulator settings are chosen: adr (SVPG + discriminator), udr (uniform), "
+             "baseline (reference only), oracle (uniform over the space's 'hard' range)", tuple(METHODS)),
+    Argument("instances", "2", "number of simulator instance nodes", kind=int),
     Argument("seed", "0", "seed of every random generator of the run", kind=int),
+    Argument("budget", "", "agent steps to train for (empty: the config's total_agent_steps, paper 1M)"),
+    Argument("mode", "sync", "sync: Algorithm 1 exactly (iteration waits for its rollouts); async: instances roll "
+             "out with the latest weights while the trainer learns", ("sync", "async")),
+    Argument("run_dir", "", "run directory (empty: runs/<env>_<method>_seed<seed>)"),
+    Argument("config", "", "experiment YAML path or packaged name (see adr-train --list); empty: paper defaults"),
+    Argument("overrides", "{}", "extra config keys as a YAML mapping, e.g. {agent.batch_size: 256}"),
+    Argument("resume", "false", "continue the run in run_dir from its latest checkpoint", ("true", "false")),
+    Argument("device", "cpu", "torch device of the learner and discriminator", ("cpu", "cuda", "auto")),
 )
 
 
+def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
+    """The parameters every node of a training graph gets (docs/node_graph.md: one run configuration)."""
+    import yaml
+
+    overrides = yaml.safe_load(args["overrides"]) or {}
+    if not isinstance(overrides, dict):
+        raise ValueError(f"overrides:={args['overrides']} is not a YAML mapping")
+    overrides = {"env_id": args["env"], "sampler": METHODS[args["method"]], "seed": int(args["seed"]),
+                 "device": args["device"], **overrides}
+    if args["budget"]:
+        overrides["total_agent_steps"] = int(args["budget"])
+    config_file = ""
+    if args["config"]:
+        from adr_core.training.cli import resolve_experiment
+
+        config_file = str(resolve_experiment(args["config"]).resolve())
+    env_name = args["env"].split("/")[-1].split("-")[0].lower()
+    run_dir = args["run_dir"] or f"runs/{env_name}_{args['method']}_seed{args['seed']}"
+    return {"config_file": config_file, "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
+            "run_dir": str(Path(run_dir).resolve())}
+
+
 def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
-    return [
-        NodeSpec(
-            package="adr_sampler_node",
-            executable="sampler_node",
-            name="adr_sampler",
-            parameters={"env_id": args["env"], "seed": int(args["seed"])},
-            respawn=True,
-        ),
-    ]
+    common = run_parameters(args)
+    resume = args["resume"] == "true"
+    instances = [f"adr_sim_{i}" for i in range(int(args["instances"]))]
+    if not instances:
+        raise ValueError("instances:=0: the graph needs at least one simulator instance")
+    nodes = [NodeSpec("adr_sampler_node", "sampler_node", "adr_sampler", {**common, "resume": resume})]
+    nodes += [NodeSpec("adr_sim_node", "sim_node", name, dict(common), respawn=True) for name in instances]
+    if args["method"] == "adr":
+        nodes.append(NodeSpec("adr_discriminator_node", "discriminator_node", "adr_discriminator",
+                              {**common, "resume": resume}))
+    nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",
+                          {**common, "resume": resume, "mode": args["mode"], "sim_instances": instances},
+                          required=True))
+    return nodes
 
 
 GRAPHS: dict[str, Graph] = {

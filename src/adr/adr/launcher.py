@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix
 
 from adr.graph import GRAPHS, Graph, NodeSpec, graph_for_launch_file
@@ -47,7 +48,12 @@ def _parameter_literal(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(_parameter_literal(v) for v in value) + "]"
     if isinstance(value, str):
-        return f"'{value}'" if value == "" or value.lower() in {"true", "false"} else value
+        # -p values are parsed as YAML: quote strings that would otherwise read as another type (or a mapping)
+        try:
+            plain = isinstance(yaml.safe_load(value), str)
+        except yaml.YAMLError:
+            plain = False
+        return value if plain else "'" + value.replace("'", "''") + "'"
     return repr(value)
 
 
@@ -128,7 +134,7 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:
     parser.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for every node (default: $ROS_DOMAIN_ID or 42)")
     parser.add_argument("--allow-other-hosts", action="store_true",
                         help="discover nodes on other machines of the subnet (default: this host only)")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     if args.package != "adr":
         parser.error(f"package {args.package!r}: adr_launch starts the graphs of the 'adr' package only")
     overrides = {}

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
 import yaml
 from adr_core.training.config import ConfigError, TrainConfig
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
 
-def declare_run_parameters(node: Node) -> tuple[TrainConfig, Path]:
-    """Declare ``config_file``, ``overrides``, ``run_dir`` on ``node`` and build the run's config.
+def declare_run_parameters(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig, Path]:
+    """Declare ``config_file``, ``overrides``, ``run_dir``, ``torch_threads`` on ``node``; build the run's config.
 
+    ``torch_threads`` defaults to 1 for helper nodes: several torch processes share the cores, and each
+    defaulting to all of them oversubscribes the machine (the learner passes 0: the config's own setting).
     Raises ConfigError naming the bad key or file; callers log it and exit non-zero.
     """
     config_file = node.declare_parameter(
@@ -28,7 +31,14 @@ def declare_run_parameters(node: Node) -> tuple[TrainConfig, Path]:
     run_dir = node.declare_parameter(
         "run_dir", "runs/adr", ParameterDescriptor(description="Run directory: logs, config.yaml, checkpoints/",
                                                    read_only=True)).value
-    return build_config(config_file, overrides), Path(run_dir)
+    threads = node.declare_parameter(
+        "torch_threads", default_torch_threads, ParameterDescriptor(
+            description="torch.set_num_threads for this process; 0: the run config's torch_threads", read_only=True)).value
+    config = build_config(config_file, overrides)
+    threads = threads or config.torch_threads
+    if threads:
+        torch.set_num_threads(threads)
+    return config, Path(run_dir)
 
 
 def build_config(config_file: str, overrides: str) -> TrainConfig:

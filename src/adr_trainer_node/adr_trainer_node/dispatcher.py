@@ -1,0 +1,158 @@
+"""Hands the settings of an iteration to simulator instances as RollOut goals and watches them finish.
+
+An instance takes one goal at a time. A goal that is rejected, fails, or outlives ``rollout_timeout`` (the
+instance died or hangs) goes back to the queue for another instance; the instance is skipped for one timeout
+period (or until it restarted). Which instance rolls a slot out never changes the result (rollouts are seeded by
+(run seed, iteration, slot, kind)), so re-assignment is safe.
+
+All goal traffic happens in executor callbacks of one mutually exclusive group (a timer drives ``_tick``):
+rclpy's ActionClient registers a goal only after sending it, so sending from another thread races with the
+response (observed as "Ignoring unexpected goal response" and a lost goal).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from adr_interfaces.action import RollOut
+from adr_interfaces.msg import ParameterSet
+from rclpy.action import ActionClient
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.node import Node
+from rclpy.task import Future
+
+from adr_ros import topics
+
+
+@dataclass
+class _InFlight:
+    slot: int
+    started: float
+    goal_future: Future
+    result_future: Future | None = None
+
+
+@dataclass
+class DispatchReport:
+    reassigned: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+class RolloutDispatcher:
+    def __init__(self, node: Node, instances: list[str], rollout_timeout: float, max_attempts: int = 5,
+                 period: float = 0.005) -> None:
+        self._node = node
+        group = MutuallyExclusiveCallbackGroup()
+        self._clients = {name: ActionClient(node, RollOut, topics.roll_out_action(name), callback_group=group)
+                         for name in instances}
+        self._timeout = rollout_timeout
+        self._max_attempts = max_attempts
+        self._queue: deque[int] = deque()
+        self._in_flight: dict[str, _InFlight] = {}
+        self._benched: dict[str, float] = {}  # failed instance -> since when; skipped for one timeout period
+        self._attempts: dict[int, int] = {}
+        self._goals: dict[int, RollOut.Goal] = {}
+        self.report = DispatchReport()
+        self._lock = threading.Lock()
+        self._slots_done: Callable[[], set[int]] | None = None  # set while an iteration is dispatched
+        self.finished = threading.Event()
+        self.error: str | None = None
+        node.create_timer(period, self._tick, callback_group=group)
+
+    @property
+    def instances(self) -> list[str]:
+        return list(self._clients)
+
+    def ready_instances(self) -> list[str]:
+        return [name for name, client in self._clients.items() if client.server_is_ready()]
+
+    def start(self, proposals: list[ParameterSet], *, with_reference: bool, min_policy_version: int,
+              slots_done: Callable[[], set[int]]) -> None:
+        """Dispatch an iteration; ``finished`` is set once ``slots_done()`` covers every slot and no goal is out."""
+        with self._lock:
+            self._goals = {msg.slot: RollOut.Goal(parameters=msg, with_reference=with_reference,
+                                                  min_policy_version=min_policy_version) for msg in proposals}
+            self._queue = deque(sorted(self._goals))
+            self._attempts = {slot: 0 for slot in self._goals}
+            self.report = DispatchReport()
+            self.error = None
+            self.finished.clear()
+            self._slots_done = slots_done
+
+    def _tick(self) -> None:
+        with self._lock:
+            if self._slots_done is None:
+                return
+            done = self._slots_done()
+            try:
+                self.poll(done)
+            except RuntimeError as error:
+                self.error = str(error)
+            if self.error is None and not self.busy() and len(done) < len(self._goals):
+                self.requeue_unfinished(done)  # a goal succeeded but its trajectory never arrived
+            if self.error is not None or (len(done) == len(self._goals) and not self.busy()):
+                self._slots_done = None
+                self.finished.set()
+
+    def requeue_unfinished(self, done: set[int]) -> None:
+        """Slots whose trajectories never arrived although their goal ended go back to the queue."""
+        busy = {flight.slot for flight in self._in_flight.values()}
+        for slot in sorted(set(self._goals) - done - busy - set(self._queue)):
+            self._queue.append(slot)
+
+    def poll(self, done: set[int]) -> None:
+        """Advance: collect finished goals, time out stuck ones, hand queued slots to idle instances."""
+        now = time.monotonic()
+        for name, flight in list(self._in_flight.items()):
+            self._check(name, flight, now, done)
+        for name, since in list(self._benched.items()):
+            if not self._clients[name].server_is_ready() or now - since > self._timeout:
+                del self._benched[name]  # gone (when it is back it is a fresh instance) or rested
+        while self._queue:
+            idle = [n for n, c in self._clients.items()
+                    if n not in self._in_flight and n not in self._benched and c.server_is_ready()]
+            if not idle:
+                break
+            slot = self._queue.popleft()
+            if slot in done:
+                continue
+            self._attempts[slot] += 1
+            if self._attempts[slot] > self._max_attempts:
+                raise RuntimeError(f"slot {slot} failed {self._max_attempts} times: {self.report.failures[-3:]}")
+            name = idle[0]
+            self._in_flight[name] = _InFlight(slot, now, self._clients[name].send_goal_async(self._goals[slot]))
+
+    def _check(self, name: str, flight: _InFlight, now: float, done: set[int]) -> None:
+        if flight.result_future is None and flight.goal_future.done():
+            handle = flight.goal_future.result()
+            if handle is None or not handle.accepted:
+                self._fail(name, flight, f"{name} rejected the goal for slot {flight.slot}")
+                return
+            flight.result_future = handle.get_result_async()
+        if flight.result_future is not None and flight.result_future.done():
+            del self._in_flight[name]
+            result = flight.result_future.result().result
+            if not result.success:
+                self._fail(name, flight, f"{name} failed slot {flight.slot}: {result.message}", bench=False)
+            return
+        if flight.slot in done:  # its trajectory arrived (perhaps from an earlier attempt): stop waiting
+            if now - flight.started > self._timeout:
+                del self._in_flight[name]
+            return
+        if now - flight.started > self._timeout:
+            self._fail(name, flight, f"{name} did not finish slot {flight.slot} within {self._timeout:.0f} s")
+
+    def _fail(self, name: str, flight: _InFlight, reason: str, bench: bool = True) -> None:
+        self._in_flight.pop(name, None)
+        if bench:
+            self._benched[name] = time.monotonic()
+        self._queue.append(flight.slot)
+        self.report.reassigned += 1
+        self.report.failures.append(reason)
+        self._node.get_logger().warning(f"{reason}; slot {flight.slot} re-queued")
+
+    def busy(self) -> bool:
+        return bool(self._queue or self._in_flight)

@@ -1,0 +1,360 @@
+"""Trainer node: the agent learner, and the loop that drives the graph through Algorithm 1.
+
+One iteration k (docs/node_graph.md)::
+
+    proposals   = sampler.propose_parameters()                   # service; retried while the sampler awaits rewards
+    trajectories = roll out every slot on the simulator instances  # RollOut goals, re-assigned on failure/timeout
+    agent.store(randomized trajectories in slot order); agent.update(agent.updates_due())
+    publish the new weights (version = gradient steps so far)
+
+The discriminator and sampler react to the trajectories and rewards on their own topics. In ``async`` mode the
+update of iteration k runs while iteration k+1 is rolled out with the latest published weights.
+"""
+from __future__ import annotations
+
+import math
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import rclpy
+import torch
+from adr_core.agents import make_agent
+from adr_core.envs import make_env
+from adr_core.rollout import Trajectory
+from adr_core.samplers import make_sampler
+from adr_core.training.checkpoint import CheckpointError
+from adr_core.training.config import ConfigError
+from adr_core.training.run_log import RunLog
+from adr_core.training.seeding import component_seed
+from adr_core.training.trainer import METRIC_COLUMNS, IterationResult, resolve_device
+from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights
+from adr_interfaces.msg import Trajectory as TrajectoryMsg
+from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
+from adr_ros import policy_weights, qos, topics
+from adr_ros.arrays import from_field
+from adr_ros.checkpoints import checkpoint_dir, component_file, write_manifest
+from adr_ros.diagnostics import NodeDiagnostics
+from adr_ros.lifecycle import init_without_signal_handlers
+from adr_ros.metrics import MetricPublisher
+from adr_ros.run_config import declare_run_parameters
+from diagnostic_msgs.msg import DiagnosticStatus
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+
+from adr_trainer_node.agent_checkpoint import load_agent, save_agent
+from adr_trainer_node.dispatcher import RolloutDispatcher
+from adr_trainer_node.inbox import TrajectoryInbox
+
+METRICS = ("return_mean", "reference_return_mean", "solved_fraction", "critic_loss", "actor_loss", "updates_per_s",
+           "agent_steps", "iteration_s")
+
+
+class StopRequested(Exception):
+    """Ctrl-C (or the budget) ended the run between two steps."""
+
+
+class TrainerNode(Node):
+    def __init__(self) -> None:
+        super().__init__("adr_trainer")
+        self.config, self.run_dir = declare_run_parameters(self, default_torch_threads=0)
+        cfg = self.config
+        self.mode = self.declare_parameter("mode", "sync", ParameterDescriptor(
+            description="sync: each iteration waits for its rollouts (Algorithm 1); async: roll out iteration k+1 "
+                        "with the latest weights while learning from iteration k", read_only=True)).value
+        if self.mode not in ("sync", "async"):
+            raise ConfigError(f"mode must be 'sync' or 'async', got {self.mode!r}")
+        self.instances = list(self.declare_parameter("sim_instances", ["adr_sim_0"], ParameterDescriptor(
+            description="Node names of the simulator instances", read_only=True)).value)
+        self.rollout_timeout = self.declare_parameter("rollout_timeout", 120.0, ParameterDescriptor(
+            description="Seconds before an unfinished rollout is given to another instance",
+            floating_point_range=[FloatingPointRange(from_value=1.0, to_value=3600.0)], read_only=True)).value
+        self.service_timeout = self.declare_parameter("service_timeout", 60.0, ParameterDescriptor(
+            description="Seconds to wait for the sampler / discriminator before giving up",
+            floating_point_range=[FloatingPointRange(from_value=1.0, to_value=3600.0)], read_only=True)).value
+        resume = self.declare_parameter("resume", False, ParameterDescriptor(
+            description="Continue from <run_dir>/checkpoints/latest.json", read_only=True)).value
+
+        env_kwargs = {} if cfg.max_episode_steps is None else {"max_episode_steps": cfg.max_episode_steps}
+        env = make_env(cfg.env_id, **env_kwargs)
+        self.space = env.unwrapped.randomization_space
+        obs_dim = int(np.prod(env.observation_space.shape))
+        act_dim = int(np.prod(env.action_space.shape))
+        env.close()
+        self.agent = make_agent(cfg.agent, obs_dim, act_dim, component_seed(cfg.seed, "agent"),
+                                resolve_device(cfg.device))
+        sampler = make_sampler(cfg.sampler, self.space, cfg.resolved_svpg(), 0, cfg.fixed_range)
+        self.slots, self.learns_from_rewards = sampler.num_proposals, sampler.learns_from_rewards
+        self.iteration, self.wall_time = 0, 0.0
+        if resume:
+            payload = load_agent(self.run_dir, self.agent, cfg, self.space)
+            self.iteration, self.wall_time = int(payload["iteration"]) + 1, float(payload["wall_time"])
+            self.get_logger().info(f"resumed after iteration {payload['iteration']} "
+                                   f"({self.agent.transitions_seen} agent steps)")
+
+        group = ReentrantCallbackGroup()
+        self.inbox = TrajectoryInbox(obs_dim, act_dim)
+        self.inbox.reopen_from(self.iteration)
+        self.rewards: dict[int, np.ndarray] = {}
+        self.weights_pub = self.create_publisher(PolicyWeights, topics.POLICY_WEIGHTS, qos.LATCHED)
+        self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM,
+                                 callback_group=group)
+        self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards, qos.RELIABLE_STREAM,
+                                 callback_group=group)
+        self.propose_client = self.create_client(ProposeParameters, topics.PROPOSE_SERVICE, callback_group=group)
+        self.save_clients = {"sampler": self.create_client(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT,
+                                                           callback_group=group)}
+        if self.learns_from_rewards:
+            self.save_clients["discriminator"] = self.create_client(
+                SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT, callback_group=group)
+        self.dispatcher = RolloutDispatcher(self, self.instances, self.rollout_timeout)
+        self.metrics = MetricPublisher(self, METRICS)
+        self.diagnostics = NodeDiagnostics(self)
+        self.stop_requested = threading.Event()
+        self.last_completed: int | None = self.iteration - 1 if resume else None
+        self.get_logger().info(
+            f"{cfg.sampler} on {cfg.env_id}, {self.mode} mode, {len(self.instances)} instance(s), {self.slots} "
+            f"rollouts/iteration, budget {cfg.total_agent_steps} agent steps, run dir {self.run_dir}")
+
+    # ------------------------------------------------------------------ subscriptions
+    def on_trajectory(self, msg: TrajectoryMsg) -> None:
+        refusal = self.inbox.offer(msg)
+        if refusal is None:
+            self.diagnostics.count("trajectories_accepted")
+        elif not refusal.startswith("ignored"):
+            reason = refusal.split(":", 1)[0]
+            self.diagnostics.reject(reason, f"trajectory from {msg.instance_id or '?'}: {refusal}")
+
+    def on_rewards(self, msg: ParticleRewards) -> None:
+        self.rewards[int(msg.iteration)] = from_field(msg.rewards, np.float64).copy()
+
+    # ------------------------------------------------------------------ the loop
+    @property
+    def done(self) -> bool:
+        return self.agent.transitions_seen >= self.config.total_agent_steps
+
+    def train(self) -> None:
+        """Run iterations until the budget or Ctrl-C; always ends with a checkpoint of the last completed one."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.config.to_yaml(self.run_dir / "config.yaml")
+        log = RunLog(self.run_dir, METRIC_COLUMNS, self.space.names, tensorboard=self.config.tensorboard,
+                     start_iteration=self.iteration)
+        learning: threading.Thread | None = None
+        try:
+            self._wait_for_graph()
+            self.publish_weights()
+            pending: tuple | None = None  # async: (iteration, proposals, trajectories, t0, rollout time) to learn from
+            while not self.done and not self.stop_requested.is_set():
+                t0 = time.perf_counter()
+                k = self.iteration
+                proposals = self.request_proposals(k)
+                min_version = self.agent.policy_version if self.mode == "sync" else 0
+                randomized = self.collect(k, proposals, min_version)
+                t_rollouts = time.perf_counter() - t0
+                self.iteration += 1
+                if self.mode == "sync":
+                    self.learn_and_log(log, k, proposals, randomized, t0, t_rollouts)
+                else:
+                    if learning is not None:
+                        learning.join()
+                    pending = (log, k, proposals, randomized, t0, t_rollouts)
+                    learning = threading.Thread(target=self.learn_and_log, args=pending, daemon=True)
+                    learning.start()
+                    if self.agent.transitions_seen + sum(t.length for t in randomized) >= self.config.total_agent_steps:
+                        break
+        except StopRequested:
+            self.get_logger().info("stopping: Ctrl-C")
+        finally:
+            if learning is not None:
+                learning.join()
+            if self.last_completed is not None and self.last_checkpoint != self.last_completed:
+                self.checkpoint(self.last_completed, final=True)
+            log.close()
+        self.get_logger().info(f"finished: {self.agent.transitions_seen} agent steps, {self.iteration} iterations, "
+                               f"run dir {self.run_dir}")
+
+    last_checkpoint: int | None = None
+
+    def learn_and_log(self, log: RunLog, k: int, proposals: list[ParameterSet], randomized: list[Trajectory],
+                      t0: float, t_rollouts: float) -> None:
+        t1 = time.perf_counter()
+        for trajectory in randomized:  # slot order, as the in-process trainer
+            self.agent.store(trajectory)
+        n_updates = self.agent.updates_due()
+        losses = self.agent.update(n_updates)
+        t_agent = time.perf_counter() - t1
+        self.publish_weights()
+        rewards = self._rewards_of(k)
+        elapsed = time.perf_counter() - t0
+        self.wall_time += elapsed
+        result = IterationResult(
+            iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
+            parameters=np.stack([from_field(p.values, np.float64) for p in proposals]),
+            policy_version=min(t.policy_version for t in randomized), randomized=randomized, reference=[],
+            rewards=rewards, n_updates=n_updates, agent_losses=losses, sampler_metrics={}, discriminator_metrics={},
+            timings={"time_rollouts_s": t_rollouts, "time_agent_s": t_agent, "time_iteration_s": elapsed})
+        row = {**result.metrics(), "agent_steps": self.agent.transitions_seen,
+               "agent_updates": self.agent.updates_done, "wall_time_s": self.wall_time}
+        log.log_iteration(row)
+        log.log_samples(k, result.proposals, result.parameters)
+        self.last_completed = k
+        self._report_progress(row, n_updates, t_agent)
+        if (k + 1) % self.config.checkpoint_every == 0:
+            self.checkpoint(k)
+
+    # ------------------------------------------------------------------ steps
+    def request_proposals(self, k: int) -> list[ParameterSet]:
+        """The sampler's proposals for iteration k (asks again while it waits for the rewards of k-1)."""
+        deadline = time.monotonic() + self.service_timeout
+        while True:
+            self._check_stop()
+            response = self._call(self.propose_client, ProposeParameters.Request(count=0), deadline)
+            if response is not None and response.success:
+                proposals = list(response.proposals)
+                if proposals[0].iteration != k or len(proposals) != self.slots:
+                    raise RuntimeError(f"the sampler proposed iteration {proposals[0].iteration} with "
+                                       f"{len(proposals)} settings; the trainer expects iteration {k} with {self.slots}"
+                                       f" (restart the sampler with resume:=true, or start a fresh run)")
+                return proposals
+            if time.monotonic() > deadline:
+                reason = "no answer" if response is None else response.message
+                raise RuntimeError(f"the sampler did not propose iteration {k} within {self.service_timeout:.0f} s: "
+                                   f"{reason}")
+            time.sleep(0.01)
+
+    def collect(self, k: int, proposals: list[ParameterSet], min_version: int) -> list[Trajectory]:
+        """Roll out every slot of iteration k; returns the randomized trajectories in slot order."""
+        def slots_done() -> set[int]:
+            return set(range(self.slots)) - set(self.inbox.missing(k, self.slots))
+
+        self.dispatcher.start(proposals, with_reference=self.learns_from_rewards, min_policy_version=min_version,
+                              slots_done=slots_done)
+        while not self.dispatcher.finished.wait(0.05):
+            self._check_stop()
+        if self.dispatcher.error is not None:
+            raise RuntimeError(f"iteration {k}: {self.dispatcher.error}")
+        if self.dispatcher.report.reassigned:
+            self.diagnostics.count("rollouts_reassigned", self.dispatcher.report.reassigned)
+        return self.inbox.take(k, self.slots)
+
+    def publish_weights(self) -> None:
+        msg = policy_weights.to_msg(self.agent.actor_state_dict(), version=self.agent.policy_version,
+                                    algorithm=self.config.agent.algorithm, obs_dim=self.agent.obs_dim,
+                                    act_dim=self.agent.act_dim)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.weights_pub.publish(msg)
+
+    def checkpoint(self, k: int, final: bool = False) -> None:
+        """Sampler and discriminator state of iteration k, then the agent, then the manifest (written last)."""
+        directory = checkpoint_dir(self.run_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        files = {}
+        for component, client in self.save_clients.items():
+            files[component] = self._component_checkpoint(component, client, k, directory, patient=not final)
+        files["agent"] = save_agent(self.run_dir, k, self.agent, self.config, self.space, self.wall_time).name
+        write_manifest(self.run_dir, k, files)
+        self.last_checkpoint = k
+        self.get_logger().info(f"checkpoint of iteration {k} in {directory}")
+
+    def _component_checkpoint(self, component: str, client, k: int, directory: Path, patient: bool) -> str:
+        deadline = time.monotonic() + (self.service_timeout if patient else 5.0)
+        name = component_file(component, k)
+        while time.monotonic() < deadline:
+            if client.service_is_ready():
+                response = self._call(client, SaveCheckpoint.Request(iteration=k, directory=str(directory)),
+                                      min(deadline, time.monotonic() + 5.0))
+                if response is not None and response.success:
+                    return Path(response.path).name
+            if (directory / name).is_file():  # written by the node itself on shutdown
+                return name
+            time.sleep(0.05)
+        if (directory / name).is_file():
+            return name
+        raise CheckpointError(f"the {component} did not save its state of iteration {k}")
+
+    # ------------------------------------------------------------------ helpers
+    def _call(self, client, request, deadline: float):
+        if not client.wait_for_service(timeout_sec=max(0.0, min(1.0, deadline - time.monotonic()))):
+            return None
+        future = client.call_async(request)
+        while not future.done() and time.monotonic() < deadline:
+            self._check_stop(allow_during_checkpoint=True)
+            time.sleep(0.002)
+        return future.result() if future.done() else None
+
+    def _check_stop(self, allow_during_checkpoint: bool = False) -> None:
+        if self.stop_requested.is_set() and not allow_during_checkpoint:
+            raise StopRequested
+
+    def _rewards_of(self, k: int, wait_s: float = 10.0) -> np.ndarray | None:
+        if not self.learns_from_rewards:
+            return None
+        deadline = time.monotonic() + (wait_s if self.mode == "sync" else 0.0)
+        while k not in self.rewards and time.monotonic() < deadline and not self.stop_requested.is_set():
+            time.sleep(0.005)
+        for old in [i for i in self.rewards if i < k]:
+            del self.rewards[old]
+        return self.rewards.get(k)
+
+    def _wait_for_graph(self) -> None:
+        deadline = time.monotonic() + self.service_timeout
+        while not self.dispatcher.ready_instances() or not self.propose_client.service_is_ready():
+            self._check_stop()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no sampler or simulator instance ({', '.join(self.instances)}) appeared within "
+                                   f"{self.service_timeout:.0f} s")
+            time.sleep(0.05)
+
+    def _report_progress(self, row: dict, n_updates: int, t_agent: float) -> None:
+        budget, steps = self.config.total_agent_steps, self.agent.transitions_seen
+        rate = steps / self.wall_time if self.wall_time > 0 else float("nan")
+        eta = (budget - steps) / rate if rate > 0 and steps < budget else 0.0
+        updates_per_s = n_updates / t_agent if t_agent > 0 and n_updates else float("nan")
+        self.metrics.publish({"return_mean": row["return_mean"], "solved_fraction": row["solved_fraction"],
+                              "critic_loss": row.get("critic_loss", math.nan), "actor_loss": row.get("actor_loss", math.nan),
+                              "updates_per_s": updates_per_s, "agent_steps": steps,
+                              "iteration_s": row["time_iteration_s"]})
+        reward = row.get("sampler_reward_mean", math.nan)
+        self.get_logger().info(
+            f"iteration {row['iteration']}: {steps}/{budget} steps ({100 * min(steps, budget) / budget:.0f}%), "
+            f"ETA {eta / 60:.1f} min, return {row['return_mean']:.1f}, solved {row['solved_fraction']:.2f}"
+            + (f", discriminator reward {reward:.3f}" if not math.isnan(reward) else "")
+            + (f", {updates_per_s:.0f} updates/s" if not math.isnan(updates_per_s) else ""))
+        self.diagnostics.set_status(DiagnosticStatus.OK, f"iteration {row['iteration']}, {steps}/{budget} steps")
+        self.diagnostics.values.update(iteration=str(row["iteration"]), agent_steps=str(steps))
+
+
+def main() -> int:
+    init_without_signal_handlers()
+    try:
+        node = TrainerNode()
+    except (ValueError, CheckpointError) as error:
+        print(f"[fatal] {error}", file=sys.stderr, flush=True)
+        rclpy.try_shutdown()
+        return 1
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: node.stop_requested.set())
+    executor = MultiThreadedExecutor(num_threads=3)
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    status = 0
+    try:
+        node.train()
+    except (RuntimeError, CheckpointError) as error:
+        node.get_logger().error(str(error))
+        status = 1
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
