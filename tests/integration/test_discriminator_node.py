@@ -50,7 +50,6 @@ class Expected:
     reference: list[list[Trajectory]]
     rewards: list[np.ndarray]
     states: list[dict]  # rewarder state after each iteration
-    rewarder: DiscriminatorRewarder
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +74,7 @@ def expected() -> Expected:
         rewards.append(rewarder.score(randomized[k]))
         rewarder.train(randomized[k], reference[k], rewarder.steps_for(randomized[k]))
         states.append(rewarder.state_dict())
-    return Expected(randomized, reference, rewards, states, rewarder)
+    return Expected(randomized, reference, rewards, states)
 
 
 def _msg(trajectory: Trajectory) -> TrajectoryMsg:

@@ -12,6 +12,7 @@ import pytest
 import torch
 from adr_core.agents import Actor, ActorPolicy
 from adr_core.envs import make_env
+from adr_core.randomization import load_space
 from adr_core.rollout import Trajectory, rollout
 from adr_core.training.config import TrainConfig
 from adr_interfaces.action import RollOut
@@ -52,7 +53,7 @@ class Instance:
                                      act_dim=act_dim)
 
     def setting(self, iteration: int, slot: int, unit: float) -> ParameterSet:
-        space = make_env(self.config.env_id).unwrapped.randomization_space
+        space = load_space(self.config.env_id)
         normalized = np.full(space.ndim, unit)
         return parameter_sets.to_msg(parameter_sets.Proposal(space.env_id, iteration, slot, tuple(space.names),
                                                              space.from_normalized(normalized), normalized))
@@ -70,10 +71,10 @@ class Instance:
         handle = result_of(sent, GOAL_TIMEOUT_S, f"{self.name} to accept a goal")
         assert handle.accepted
         asked = result_of(self.spin_thread.call(handle.get_result_async), 5.0, "get_result_async")
-        return _result_only(asked)
+        return ResultOnly(asked)
 
 
-class _result_only:
+class ResultOnly:
     """A get_result future whose result() is the RollOut.Result (not the wrapper with the status)."""
 
     def __init__(self, future) -> None:

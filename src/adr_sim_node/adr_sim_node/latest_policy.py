@@ -34,7 +34,8 @@ class LatestPolicy:
         """Keep ``candidate`` unless it is older than the held policy (same version: replaced)."""
         with self._changed:
             if self._current is not None and candidate.version < self._current.version:
-                raise StaleWeights(f"weights version {candidate.version} is older than the held {self._current.version}")
+                raise StaleWeights(f"weights version {candidate.version} is older than the held "
+                                   f"{self._current.version}")
             self._current = candidate
             self._changed.notify_all()
 

@@ -37,6 +37,7 @@ from rclpy.node import Node
 
 from adr_sim_node.executor import JoiningMultiThreadedExecutor
 from adr_sim_node.ergo_state import ErgoStatePublisher, is_ergo
+from adr_sim_node.goal_check import REASONS as GOAL_REJECTIONS
 from adr_sim_node.goal_check import InvalidGoal, checked_setting
 from adr_sim_node.latest_policy import LatestPolicy, StaleWeights, VersionedPolicy
 from adr_sim_node.serial_goals import SerialGoals
@@ -77,6 +78,11 @@ class SimNode(Node):
         self.trajectory_pub = self.create_publisher(TrajectoryMsg, topics.TRAJECTORIES, qos.RELIABLE_STREAM)
         self.metrics = MetricPublisher(self, METRICS)
         self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
+        # every key a goal thread may touch exists from the start: the diagnostics timer (another thread) iterates
+        # these dicts, which must not change size meanwhile
+        self.diagnostics.counters.update(dict.fromkeys(
+            ("rollouts", "steps", "rejected_no_weights", *(f"rejected_{reason}" for reason in GOAL_REJECTIONS)), 0))
+        self.diagnostics.values["queued_goals"] = "0"
         self.diagnostics.set_status(DiagnosticStatus.WARN, "waiting for policy weights")
         self.create_subscription(PolicyWeights, topics.POLICY_WEIGHTS, self.on_weights, qos.LATCHED)
         # goal requests and cancels are answered while a goal executes (or waits for weights): reentrant group
