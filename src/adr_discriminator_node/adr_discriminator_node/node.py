@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import torch
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.envs import make_env
 from adr_core.samplers import make_sampler
@@ -53,8 +52,6 @@ class DiscriminatorNode(Node):
             integer_range=[IntegerRange(from_value=1, to_value=1000, step=1)], read_only=True)).value
 
         cfg = self.config
-        if cfg.torch_threads:
-            torch.set_num_threads(cfg.torch_threads)
         env = make_env(cfg.env_id)
         space = env.unwrapped.randomization_space
         self.obs_dim = int(np.prod(env.observation_space.shape))

@@ -15,7 +15,6 @@ import time
 
 import gymnasium as gym
 import numpy as np
-import torch
 from adr_core.agents import ActorPolicy
 from adr_core.envs import make_env
 from adr_core.rollout import Kind, Trajectory, rollout
@@ -61,8 +60,6 @@ class SimNode(Node):
             description="frame_id of the published Ergo goal point (the env's world frame)", read_only=True)).value
 
         cfg = self.config
-        if cfg.torch_threads:
-            torch.set_num_threads(cfg.torch_threads)
         env_kwargs = {} if cfg.max_episode_steps is None else {"max_episode_steps": cfg.max_episode_steps}
         self.randomized_env = make_env(cfg.env_id, **env_kwargs)
         self.reference_env = make_env(cfg.env_id, **env_kwargs)
