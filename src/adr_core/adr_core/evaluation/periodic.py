@@ -1,0 +1,71 @@
+"""Learning curves on fixed settings, recorded while training: a hook the trainers call once per iteration.
+
+    evaluation = PeriodicEvaluation(run_dir, env_id, every=10)
+    ... after each completed iteration:
+    evaluation.maybe_run(iteration, agent_steps, agent.actor_state_dict())
+
+Every ``every`` iterations it runs ``settings.evaluate`` in the calling process (deterministic policy, no noise) and
+appends one row to ``<run_dir>/evaluation.csv``: ``iteration, agent_steps, <setting>_return_mean, _return_std,
+_solved_fraction, _final_distance_mean`` per setting. On resume, rows after the resumed checkpoint's iteration are dropped
+first (``iteration`` counts completed iterations, like the checkpoints).
+"""
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import torch
+
+from .settings import SCORE_FIELDS, Settings, evaluate, flat_scores, resolve_settings
+
+EVALUATION_FILE = "evaluation.csv"
+
+
+class PeriodicEvaluation:
+    def __init__(self, run_dir: str | Path, env_id: str, *, every: int = 10, settings: Settings | None = None,
+                 episodes: int = 5, seeds: Sequence[int] = (0,), max_episode_steps: int | None = None,
+                 start_iteration: int = 0) -> None:
+        if every < 1:
+            raise ValueError(f"every must be >= 1, got {every}")
+        self.path = Path(run_dir) / EVALUATION_FILE
+        self.env_id, self.every, self.episodes = env_id, int(every), int(episodes)
+        self.seeds, self.max_episode_steps = tuple(seeds), max_episode_steps
+        self.settings = resolve_settings(env_id, settings)
+        self.columns = ["iteration", "agent_steps"] + [f"{name}_{key}" for name in self.settings for key in SCORE_FIELDS]
+        self._prepare_file(start_iteration)
+
+    def due(self, iteration: int) -> bool:
+        """``iteration`` counts completed iterations (1 after the first)."""
+        return iteration > 0 and iteration % self.every == 0
+
+    def maybe_run(self, iteration: int, agent_steps: int, actor_weights: Mapping[str, torch.Tensor]) -> dict | None:
+        return self.run(iteration, agent_steps, actor_weights) if self.due(iteration) else None
+
+    def run(self, iteration: int, agent_steps: int, actor_weights: Mapping[str, torch.Tensor]) -> dict[str, float]:
+        scores = evaluate(actor_weights, self.env_id, self.settings, self.episodes, self.seeds,
+                          max_episode_steps=self.max_episode_steps, workers=1)
+        row = {"iteration": int(iteration), "agent_steps": int(agent_steps), **flat_scores(scores)}
+        with self.path.open("a", newline="") as handle:
+            csv.writer(handle).writerow([_format(row[c]) for c in self.columns])
+        return row
+
+    def _prepare_file(self, start_iteration: int) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        kept: list[list[str]] = []
+        if self.path.is_file():
+            with self.path.open(newline="") as handle:
+                rows = list(csv.reader(handle))
+            if rows and rows[0] == self.columns:
+                kept = [r for r in rows[1:] if r and int(r[0]) <= start_iteration]
+        with self.path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(self.columns)
+            writer.writerows(kept)
+
+
+def _format(value: float | int) -> str:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else repr(value)
+    return str(value)

@@ -1,0 +1,43 @@
+"""The sampler over time: mean discriminator reward of the proposals (ADR) and the spread of the proposals in the
+normalized space (for ADR: the particles)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..run_data import RunData
+from ..sampling_stats import spread_over_time
+from .style import method_color, new_figure, set_title, steps_axis
+
+
+def sampler_dynamics_figure(runs: Sequence[RunData], title: str) -> Figure:
+    figure, (reward_ax, spread_ax) = new_figure(2, columns=2)
+    methods = list(dict.fromkeys(r.method for r in runs))
+    for run in runs:
+        color = method_color(run.method, methods.index(run.method))
+        reward = run.metrics.get("sampler_reward_mean")
+        if reward is not None and np.isfinite(reward).any():
+            keep = np.isfinite(reward)
+            reward_ax.plot(run.metrics["agent_steps"][keep], reward[keep], color=color, alpha=0.8, label=run.label,
+                           gid=f"reward:{run.label}")
+        if run.method != "baseline":
+            steps, spread = spread_over_time(run)
+            keep = np.isfinite(steps) & np.isfinite(spread)
+            if keep.any():
+                spread_ax.plot(steps[keep], spread[keep], color=color, alpha=0.8, label=run.label,
+                               gid=f"spread:{run.label}")
+    reward_ax.set_title("discriminator reward of the proposals (sampler_reward_mean)", fontsize=9)
+    reward_ax.set_ylabel("mean reward")
+    spread_ax.set_title("spread of the proposals (mean pairwise distance, normalized)", fontsize=9)
+    spread_ax.set_ylabel("spread")
+    for ax in (reward_ax, spread_ax):
+        steps_axis(ax)
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7)
+        else:
+            ax.text(0.5, 0.5, "no data (no learning sampler)", ha="center", va="center", transform=ax.transAxes)
+    set_title(figure, title)
+    return figure

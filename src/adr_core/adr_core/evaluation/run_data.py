@@ -1,0 +1,133 @@
+"""What a run directory holds, as arrays: config, metrics.csv, sampled_parameters.csv, evaluation.csv, checkpoints.
+
+Both kinds of run (``adr-train`` and the node graph) write the same files (docs/algorithm.md, docs/node_graph.md).
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from ..randomization import RandomizationSpace, load_space
+from .periodic import EVALUATION_FILE
+from .policies import CHECKPOINTS
+
+CONFIG, METRICS, SAMPLES = "config.yaml", "metrics.csv", "sampled_parameters.csv"
+METHOD_LABELS = {"adr": "ADR", "udr": "UDR", "baseline": "baseline", "fixed": "oracle"}
+METHOD_ORDER = ("ADR", "UDR", "oracle", "baseline")
+
+
+class RunDataError(ValueError):
+    """A directory that is not a readable run directory; the message says what is missing."""
+
+
+def read_columns(path: Path) -> dict[str, np.ndarray]:
+    """A CSV file as ``{column: float array}``; empty cells are NaN."""
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    if not rows:
+        return {}
+    header, body = rows[0], [r for r in rows[1:] if r]
+    columns: dict[str, np.ndarray] = {}
+    for j, name in enumerate(header):
+        columns[name] = np.array([float(r[j]) if j < len(r) and r[j] != "" else np.nan for r in body], dtype=np.float64)
+    return columns
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Every proposal of the run: ``iteration (N,)``, ``normalized``/``physical`` ``(N, d)``."""
+
+    names: tuple[str, ...]
+    iteration: np.ndarray
+    normalized: np.ndarray
+    physical: np.ndarray
+
+
+@dataclass(frozen=True)
+class RunData:
+    path: Path
+    config: dict[str, Any]
+    metrics: dict[str, np.ndarray]
+    samples: Samples
+    evaluation: dict[str, np.ndarray] | None = field(default=None)
+
+    @property
+    def env_id(self) -> str:
+        return str(self.config.get("env_id", ""))
+
+    @property
+    def sampler(self) -> str:
+        return str(self.config.get("sampler", ""))
+
+    @property
+    def seed(self) -> int:
+        return int(self.config.get("seed", 0))
+
+    @property
+    def method(self) -> str:
+        """ADR, UDR, baseline, oracle (the 'fixed' sampler on the 'hard' range), or 'fixed (<range>)'."""
+        if self.sampler == "fixed" and self.config.get("fixed_range", "hard") != "hard":
+            return f"fixed ({self.config['fixed_range']})"
+        return METHOD_LABELS.get(self.sampler, self.sampler)
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} seed {self.seed}"
+
+    @property
+    def space(self) -> RandomizationSpace:
+        return load_space(self.env_id)
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.path / CHECKPOINTS
+
+    def agent_steps_of_iterations(self, iterations: np.ndarray) -> np.ndarray:
+        """Agent steps at the end of each given iteration (from metrics.csv; NaN where unknown)."""
+        known_iterations, steps = self.metrics.get("iteration"), self.metrics.get("agent_steps")
+        if known_iterations is None or steps is None or not len(known_iterations):
+            return np.full(len(iterations), np.nan)
+        lookup = dict(zip(known_iterations.astype(int), steps))
+        return np.array([lookup.get(int(i), np.nan) for i in iterations], dtype=np.float64)
+
+
+def load_run(path: str | Path) -> RunData:
+    path = Path(path)
+    missing = [name for name in (CONFIG, METRICS, SAMPLES) if not (path / name).is_file()]
+    if missing:
+        raise RunDataError(f"{path} is not a run directory: missing {', '.join(missing)}")
+    config = yaml.safe_load((path / CONFIG).read_text()) or {}
+    if not isinstance(config, dict) or "env_id" not in config:
+        raise RunDataError(f"{path / CONFIG} names no env_id")
+    names = tuple(load_space(config["env_id"]).names)
+    columns = read_columns(path / SAMPLES)
+    count = len(columns.get("iteration", []))
+    samples = Samples(
+        names, columns.get("iteration", np.zeros(0)).astype(np.int64),
+        np.stack([columns.get(f"u_{n}", np.zeros(count)) for n in names], axis=1) if count else np.zeros((0, len(names))),
+        np.stack([columns.get(n, np.zeros(count)) for n in names], axis=1) if count else np.zeros((0, len(names))))
+    evaluation = read_columns(path / EVALUATION_FILE) if (path / EVALUATION_FILE).is_file() else None
+    return RunData(path, config, read_columns(path / METRICS), samples, evaluation or None)
+
+
+def find_runs(paths: list[str | Path]) -> list[Path]:
+    """Run directories among ``paths``: each path itself if it is one, else the run directories below it."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        if (path / CONFIG).is_file() and (path / METRICS).is_file():
+            found.append(path)
+            continue
+        below = sorted(p.parent for p in path.glob(f"**/{METRICS}") if (p.parent / CONFIG).is_file())
+        if not below:
+            raise RunDataError(f"{path} is not a run directory and holds none ({CONFIG} + {METRICS})")
+        found += below
+    return list(dict.fromkeys(found))
+
+
+def method_sort_key(method: str) -> tuple[int, str]:
+    return (METHOD_ORDER.index(method) if method in METHOD_ORDER else len(METHOD_ORDER), method)
