@@ -1,0 +1,163 @@
+"""adr-report on tiny runs (ADR x 2 seeds and UDR on LunarLander, ADR on Pusher3DOF): files written, and the data
+behind every figure equal to what the runs and a direct evaluation give (lines, images, labels; no pixels)."""
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from adr_core.evaluation import load_policy, sweep, sweep_grid
+from adr_core.evaluation.cli import report_main
+from adr_core.evaluation.degenerate import degenerate_regions
+from adr_core.evaluation.grids import SweepGrid
+from adr_core.evaluation.points import PointOutcomes
+from adr_core.evaluation.report import ReportOptions, build_report
+from adr_core.evaluation.report_evaluations import EvaluationOptions
+from adr_core.evaluation.run_data import load_run
+from adr_core.evaluation.solved import solved_criterion
+from adr_core.evaluation.sweep import SweepResult
+from adr_core.randomization import load_space
+
+from test_evaluation_support import tiny_runs  # noqa: F401
+
+LUNAR, PUSHER = "adr/LunarLander-v0", "adr/Pusher3DOF-v0"
+OPTIONS = ReportOptions(evaluation=EvaluationOptions(episodes=2, seeds=(0, 1), curve_episodes=1, workers=2),
+                        points=4, stages=2, bins=6)
+
+
+@pytest.fixture(scope="module")
+def report(tiny_runs, tmp_path_factory):
+    runs = [tiny_runs(LUNAR, "adr", 0), tiny_runs(LUNAR, "adr", 1), tiny_runs(LUNAR, "udr", 0), tiny_runs(PUSHER)]
+    return build_report(runs, tmp_path_factory.mktemp("report"), OPTIONS, log=lambda _: None)
+
+
+def lines_by_gid(ax) -> dict:
+    return {line.get_gid(): line for line in ax.lines if line.get_gid()}
+
+
+def test_files_and_page(report):
+    out = report.out_dir
+    lunar, pusher = report.envs
+    assert (lunar.env_id, pusher.env_id) == (LUNAR, PUSHER)
+    assert set(lunar.figures) == {"generalization", "learning_curves", "training_curves", "sampling_adr",
+                                  "sampling_udr", "sampler_dynamics"}
+    assert set(pusher.figures) == {"heatmap_adr", "learning_curves", "training_curves", "sampling_adr",
+                                   "sampler_dynamics"}
+    for env in report.envs:
+        for name, paths in env.files.items():
+            assert [p.suffix for p in paths] == [".png", ".svg"] and all(p.stat().st_size > 5000 for p in paths)
+            assert f"figures/{env.short_name}_{name}.png" in report.markdown.read_text()
+    html = report.html.read_text()
+    assert html.count("<img ") == 11 and "<table>" in html
+    for run_name in ("LunarLander-v0_adr_seed0", "LunarLander-v0_adr_seed1", "LunarLander-v0_udr_seed0"):
+        assert (out / "sweeps" / run_name / "sweep.npz").is_file()
+
+
+def test_table_numbers_are_the_saved_scores(report):
+    with (report.out_dir / "lunarlander_scores.csv").open() as handle:
+        rows = [r for r in csv.DictReader(handle) if r["method"] == "UDR"]
+    by_setting = {r["setting"]: float(r["return_mean"]) for r in rows}
+    assert set(by_setting) == {"reference", "hard"}
+    markdown = report.markdown.read_text()
+    udr_row = next(line for line in markdown.splitlines() if line.startswith("| UDR | 1 |"))
+    assert f"{by_setting['reference']:.3g}" in udr_row and f"{by_setting['hard']:.3g}" in udr_row
+
+
+def test_generalization_curve_is_the_mean_across_seeds_of_direct_sweeps(report, tiny_runs):
+    figure = report.envs[0].figures["generalization"]
+    ax = figure.axes[0]
+    lines = lines_by_gid(ax)
+    assert set(lines) == {"mean:ADR", "mean:UDR"}
+    grid = sweep_grid(load_space(LUNAR), points=4)
+    direct = [sweep(load_policy(tiny_runs(LUNAR, "adr", s)), grid, episodes=2, seeds=[0, 1], workers=1).mean()
+              for s in (0, 1)]
+    np.testing.assert_allclose(lines["mean:ADR"].get_xdata(), [8.0, 12.0, 16.0, 20.0])
+    np.testing.assert_allclose(lines["mean:ADR"].get_ydata(), np.mean(direct, axis=0), rtol=0, atol=1e-9)
+    assert lines["mean:ADR"].get_label() == "ADR (2 seeds)" and lines["mean:UDR"].get_label().startswith("UDR (1 run")
+    solved = [line for line in ax.lines if line.get_label().startswith("solved")]
+    assert len(solved) == 1 and list(solved[0].get_ydata()) == [200.0, 200.0]
+    assert ax.get_xlabel() == "main_engine_power" and ax.get_ylabel() == "episode return"
+
+
+def test_learning_curves_are_the_evaluated_checkpoints(report):
+    lunar = report.envs[0]
+    ax_reference, ax_hard = lunar.figures["learning_curves"].axes[:2]
+    assert "reference" in ax_reference.get_title() and "hard" in ax_hard.get_title()
+    udr = next(c for c in lunar.curves["hard"] if c.method == "UDR")
+    line = lines_by_gid(ax_hard)["mean:UDR"]
+    np.testing.assert_array_equal(line.get_xdata(), udr.steps)
+    np.testing.assert_array_equal(line.get_ydata(), udr.values)
+    evaluation = next(e for e in lunar.evaluations if e.run.method == "UDR")
+    kept = sorted(p.name for p in (evaluation.run.path / "checkpoints").glob("iter_*.pt"))
+    assert len(udr.steps) == len(kept) and udr.source == "checkpoints"
+    assert udr.steps[-1] == evaluation.policy.agent_steps
+
+
+def test_training_curves_and_sampler_dynamics_come_from_metrics(report):
+    lunar = report.envs[0]
+    run = load_run(next(e.run.path for e in lunar.evaluations if e.run.label == "ADR seed 1"))
+    ax_reward = lunar.figures["sampler_dynamics"].axes[0]
+    line = lines_by_gid(ax_reward)["reward:ADR seed 1"]
+    np.testing.assert_array_equal(line.get_xdata(), run.metrics["agent_steps"])
+    np.testing.assert_array_equal(line.get_ydata(), run.metrics["sampler_reward_mean"])
+    assert not any(gid.startswith("reward:UDR") for gid in lines_by_gid(ax_reward))  # UDR has no discriminator
+    spread = lines_by_gid(lunar.figures["sampler_dynamics"].axes[1])["spread:ADR seed 1"]
+    first = run.samples.normalized[run.samples.iteration == 0][:, 0]
+    assert spread.get_ydata()[0] == pytest.approx(abs(first[0] - first[1]))  # two particles: their distance
+    panels = [ax.get_title() for ax in lunar.figures["training_curves"].axes]
+    assert any("randomized" in t for t in panels) and any("reference" in t for t in panels)
+
+
+def test_sampling_histograms_count_the_sampled_parameters(report):
+    lunar = report.envs[0]
+    ax = lunar.figures["sampling_udr"].axes[0]
+    run = load_run(next(e.run.path for e in lunar.evaluations if e.run.method == "UDR"))
+    stages = lines_by_gid(ax)
+    assert set(stages) == {"stage:0", "stage:1"}
+    total = sum(np.asarray(stages[g].get_ydata()) for g in stages)
+    counts = np.bincount(np.clip((run.samples.normalized[:, 0] * 6).astype(int), 0, 5), minlength=6)
+    shares = [np.asarray(stages[g].get_ydata()) for g in sorted(stages)]
+    assert all(s.sum() == pytest.approx(1.0) for s in shares)
+    assert set(np.flatnonzero(total)) == set(np.flatnonzero(counts))
+    np.testing.assert_allclose(stages["stage:0"].get_xdata(), 8.0 + 12.0 * (np.arange(6) + 0.5) / 6)
+
+
+def test_heatmap_shows_the_sweep_and_the_sampling_histogram(report, tiny_runs):
+    pusher = report.envs[1]
+    figure = pusher.figures["heatmap_adr"]
+    ax = figure.axes[0]
+    sweep_result = pusher.evaluations[0].sweep
+    n0, n1 = sweep_result.grid.shape
+    np.testing.assert_array_equal(ax.images[0].get_array(), sweep_result.mean().reshape(n0, n1).T)
+    assert {p.get_label() for p in ax.patches} == {"train range", "hard range"}
+    assert ax.collections, "the sampling contours are drawn"
+    run = load_run(tiny_runs(PUSHER))
+    assert ax.get_xlabel().startswith("puck_frictionloss") and "final distance" in figure.axes[1].get_ylabel()
+    assert len(run.samples.physical) > 0
+
+
+def test_degenerate_ranges_are_flagged_where_sampling_concentrates_and_nothing_is_solved():
+    space = load_space(LUNAR)
+    grid = SweepGrid("per_dimension", ("main_engine_power",), np.linspace(8, 20, 13)[:, None], np.zeros(13, int), (13,))
+    solved = np.ones((13, 1, 4), bool)
+    solved[:3] = False  # never solved at 8, 9, 10
+    returns = np.where(solved, 250.0, -100.0)
+    result = SweepResult(LUNAR, grid, (0,), 4, PointOutcomes(returns, np.full_like(returns, np.nan), solved,
+                                                              np.ones_like(returns, int)), solved_criterion(LUNAR))
+    rng = np.random.default_rng(0)
+    lopsided = np.concatenate([rng.uniform(0.0, 0.2, 600), rng.uniform(0.0, 1.0, 400)])[:, None]
+    (region,) = degenerate_regions(space, lopsided, [result], bins=10)
+    assert (region.dimension, region.low, region.high) == ("main_engine_power", 8.0, pytest.approx(10.4))
+    assert region.sampling_ratio > 3 and region.solved_fraction == 0.0 and region.metric_mean == -100.0
+    assert degenerate_regions(space, rng.uniform(0, 1, (1000, 1)), [result], bins=10) == []  # uniform: no flag
+
+
+def test_adr_report_cli(tiny_runs, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert report_main([str(tiny_runs(LUNAR, "adr", 0)), "--out", str(out), "--points", "3", "--episodes", "1",
+                        "--seeds", "0", "--no-checkpoint-curves", "--workers", "1", "--formats", "png"]) == 0
+    assert (out / "summary.md").is_file() and (out / "figures" / "lunarlander_generalization.png").is_file()
+    assert not list((out / "figures").glob("*.svg"))
+    assert report_main([str(tmp_path / "empty"), "--out", str(out)]) == 2
+    assert "is not a run directory" in capsys.readouterr().err
