@@ -86,6 +86,8 @@ TRAIN_SIM_ARGUMENTS = (
     Argument("overrides", "{}", "extra config keys as a YAML mapping, e.g. {agent.batch_size: 256}"),
     Argument("resume", "false", "continue the run in run_dir from its latest checkpoint", ("true", "false")),
     Argument("device", "cpu", "torch device of the learner and discriminator", ("cpu", "cuda", "auto")),
+    Argument("rollout_timeout", "120", "seconds before an unfinished rollout is given to another instance",
+             kind=float),
 )
 
 
@@ -117,13 +119,17 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     instances = [f"adr_sim_{i}" for i in range(int(args["instances"]))]
     if not instances:
         raise ValueError("instances:=0: the graph needs at least one simulator instance")
-    nodes = [NodeSpec("adr_sampler_node", "sampler_node", "adr_sampler", {**common, "resume": resume})]
-    nodes += [NodeSpec("adr_sim_node", "sim_node", name, dict(common), respawn=True) for name in instances]
+    # The run cannot go on without its sampler, discriminator or trainer: any of them exiting stops the graph.
+    nodes = [NodeSpec("adr_sampler_node", "sampler_node", "adr_sampler", {**common, "resume": resume}, required=True)]
+    consumers = 2 if args["method"] == "adr" else 1  # trainer (+ discriminator)
+    nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": consumers}, respawn=True)
+              for name in instances]
     if args["method"] == "adr":
         nodes.append(NodeSpec("adr_discriminator_node", "discriminator_node", "adr_discriminator",
-                              {**common, "resume": resume}))
+                              {**common, "resume": resume}, required=True))
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",
-                          {**common, "resume": resume, "mode": args["mode"], "sim_instances": instances},
+                          {**common, "resume": resume, "mode": args["mode"], "sim_instances": instances,
+                           "rollout_timeout": float(args["rollout_timeout"])},
                           required=True))
     return nodes
 

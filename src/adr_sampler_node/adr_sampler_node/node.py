@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 from adr_core.randomization import load_space
 from adr_core.samplers import Sampler, SamplerError, make_sampler
 from adr_core.training.seeding import component_seed
@@ -51,7 +52,7 @@ class SamplerNode(Node):
             state = load_component(self.run_dir, COMPONENT)
             self.sampler.load_state_dict(state["state"])
             self.iteration = int(state["iteration"]) + 1
-            self.histogram = np.asarray(state["histogram"], dtype=np.uint64).reshape(self.histogram.shape)
+            self.histogram = state["histogram"].numpy().astype(np.uint64).reshape(self.histogram.shape)
             self.get_logger().info(f"resumed after iteration {state['iteration']}")
 
         self.proposals_pub = self.create_publisher(ParameterSet, topics.PROPOSALS, qos.RELIABLE_STREAM)
@@ -126,7 +127,7 @@ class SamplerNode(Node):
     def _complete_iteration(self, metrics: dict[str, float]) -> None:
         completed = self.iteration
         self.snapshots.keep(completed, {"iteration": completed, "state": self.sampler.state_dict(),
-                                        "histogram": self.histogram.copy()})
+                                        "histogram": torch.from_numpy(self.histogram.astype(np.int64))})
         self.iteration += 1
         self._publish_state(completed)
         self.diagnostics.set_status(DiagnosticStatus.OK, f"completed iteration {completed}")

@@ -28,7 +28,7 @@ from adr_ros.metrics import MetricPublisher
 from adr_ros.parameter_sets import Proposal
 from adr_ros.run_config import declare_run_parameters
 from diagnostic_msgs.msg import DiagnosticStatus
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -59,6 +59,10 @@ class SimNode(Node):
         goal_frame_id = self.declare_parameter("goal_frame_id", "world", ParameterDescriptor(
             description="frame_id of the published Ergo goal point (the env's world frame)", read_only=True)).value
 
+        self.trajectory_consumers = self.declare_parameter("trajectory_consumers", 1, ParameterDescriptor(
+            description="Subscribers of adr/trajectories to wait for before publishing (trainer, discriminator)",
+            integer_range=[IntegerRange(from_value=0, to_value=64, step=1)], read_only=True)).value
+
         cfg = self.config
         env_kwargs = {} if cfg.max_episode_steps is None else {"max_episode_steps": cfg.max_episode_steps}
         self.randomized_env = make_env(cfg.env_id, **env_kwargs)
@@ -78,7 +82,7 @@ class SimNode(Node):
         # every key a goal thread may touch exists from the start: the diagnostics timer (another thread) iterates
         # these dicts, which must not change size meanwhile
         self.diagnostics.counters.update(dict.fromkeys(
-            ("rollouts", "steps", "rejected_no_weights", *(f"rejected_{reason}" for reason in GOAL_REJECTIONS)), 0))
+            ("rollouts", "steps", "rejected_no_weights", "rejected_no_consumers", *(f"rejected_{reason}" for reason in GOAL_REJECTIONS)), 0))
         self.diagnostics.values["queued_goals"] = "0"
         self.diagnostics.set_status(DiagnosticStatus.WARN, "waiting for policy weights")
         self.create_subscription(PolicyWeights, topics.POLICY_WEIGHTS, self.on_weights, qos.LATCHED)
@@ -142,6 +146,15 @@ class SimNode(Node):
             self.diagnostics.reject("no_weights", detail)
             return _finish(goal_handle, "abort", detail)
 
+        # Reliable delivery covers matched readers only: a freshly (re)started instance must not publish before the
+        # trainer (and the discriminator) have matched it, or those trajectories are lost.
+        consumers = self.trajectory_consumers
+        if not self._wait_for_consumers(consumers, goal_handle):
+            detail = (f"only {self.trajectory_pub.get_subscription_count()} of {consumers} trajectory consumers "
+                      f"matched within {self.weights_timeout:g} s")
+            self.diagnostics.reject("no_consumers", detail)
+            return _finish(goal_handle, "abort", detail)
+
         started = time.perf_counter()
         randomized = self._run(self.randomized_env, held, setting, "randomized", setting.values, setting.normalized,
                                self.config.agent.exploration_noise)
@@ -161,6 +174,14 @@ class SimNode(Node):
                        f"iteration {setting.iteration} slot {setting.slot}: return {randomized.episode_return:.3f} "
                        f"in {randomized.length} steps (policy version {held.version}"
                        f"{', with reference' if goal.with_reference else ''})")
+
+    def _wait_for_consumers(self, count: int, goal_handle: ServerGoalHandle) -> bool:
+        deadline = time.monotonic() + self.weights_timeout
+        while self.trajectory_pub.get_subscription_count() < count:
+            if time.monotonic() > deadline or self.stopping.is_set() or goal_handle.is_cancel_requested:
+                return False
+            time.sleep(0.01)
+        return True
 
     def _run(self, env: gym.Env, held: VersionedPolicy, setting: Proposal, kind: Kind, values: np.ndarray,
              normalized: np.ndarray, exploration_noise: float) -> Trajectory:

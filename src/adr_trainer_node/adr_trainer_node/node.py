@@ -117,6 +117,7 @@ class TrainerNode(Node):
         self.diagnostics = NodeDiagnostics(self)
         self.stop_requested = threading.Event()
         self.last_completed: int | None = self.iteration - 1 if resume else None
+        self.last_checkpoint: int | None = self.last_completed
         self.get_logger().info(
             f"{cfg.sampler} on {cfg.env_id}, {self.mode} mode, {len(self.instances)} instance(s), {self.slots} "
             f"rollouts/iteration, budget {cfg.total_agent_steps} agent steps, run dir {self.run_dir}")
@@ -177,8 +178,6 @@ class TrainerNode(Node):
             log.close()
         self.get_logger().info(f"finished: {self.agent.transitions_seen} agent steps, {self.iteration} iterations, "
                                f"run dir {self.run_dir}")
-
-    last_checkpoint: int | None = None
 
     def learn_and_log(self, log: RunLog, k: int, proposals: list[ParameterSet], randomized: list[Trajectory],
                       t0: float, t_rollouts: float) -> None:
