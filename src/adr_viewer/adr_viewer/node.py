@@ -1,0 +1,111 @@
+"""Viewer node: subscribes to the graph's inspection topics and serves a live page over HTTP; publishes the sampler's
+particles as rviz2 markers.
+
+- ``adr/sample_histogram`` (``SampleHistogram``, latched) and ``adr/sampler_state`` (``SamplerState``, latched);
+- ``adr/metrics/<name>`` (``std_msgs/Float64``): the names in ``metrics``, plus any such topic that appears later
+  (``discover_metrics``);
+- publishes ``adr/particle_markers`` (``visualization_msgs/MarkerArray``, latched) for rviz2;
+- serves ``http://<host>:<port>/`` (the page) and ``/state.json`` (its data); ``port`` 0 picks a free port.
+"""
+from __future__ import annotations
+
+import numpy as np
+from adr_interfaces.msg import SampleHistogram, SamplerState
+from adr_ros import qos, topics
+from adr_ros.arrays import from_field
+from adr_ros.lifecycle import run_node
+from adr_ros.metrics import PREFIX as METRIC_PREFIX
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from std_msgs.msg import Float64
+from visualization_msgs.msg import MarkerArray
+
+from adr_viewer.live_state import Histogram, LiveState, Particles
+from adr_viewer.markers import particle_markers
+from adr_viewer.web_server import WebServer
+
+PARTICLE_MARKERS = "adr/particle_markers"
+METRIC_TYPE = "std_msgs/msg/Float64"
+# published by the trainer, discriminator, sampler and simulator nodes (src/adr_*_node/*/node.py)
+KNOWN_METRICS = ("return_mean", "reference_return_mean", "solved_fraction", "critic_loss", "actor_loss",
+                 "updates_per_s", "agent_steps", "iteration_s", "discriminator_loss", "sampler_reward_mean",
+                 "d_randomized", "d_reference", "sampler_spread", "svpg_bandwidth", "episode_return",
+                 "reference_return", "sim_steps_per_s")
+
+
+def _read_only(description: str) -> ParameterDescriptor:
+    return ParameterDescriptor(description=description, read_only=True)
+
+
+class ViewerNode(Node):
+    def __init__(self) -> None:
+        super().__init__("adr_viewer")
+        host = self.declare_parameter("host", "127.0.0.1", _read_only(
+            "Address the page is served on (127.0.0.1: this machine only; 0.0.0.0: every interface)")).value
+        port = self.declare_parameter("port", 8765, _read_only("HTTP port of the page; 0 = any free port")).value
+        history = self.declare_parameter("history", 2000, _read_only("Values kept per metric")).value
+        names = self.declare_parameter("metrics", list(KNOWN_METRICS), _read_only(
+            "Metric names to subscribe to at start (adr/metrics/<name>)")).value
+        self.discover = self.declare_parameter("discover_metrics", True, _read_only(
+            "Also subscribe to every adr/metrics/* topic that appears later")).value
+        self.marker_frame = self.declare_parameter("marker_frame", "world", _read_only(
+            "Frame of the particle markers")).value
+        self.marker_origin = list(self.declare_parameter("marker_origin", [0.3, -0.15, 0.0], _read_only(
+            "Where the corner u = 0 of the parameter cube is drawn in marker_frame (m)")).value)
+        self.marker_size = self.declare_parameter("marker_size", 0.3, _read_only(
+            "Side of the drawn parameter cube (m)")).value
+
+        self.state = LiveState(history)
+        self.metric_prefix = self.resolve_topic_name(METRIC_PREFIX + "x")[:-1]
+        self._metric_subscriptions: dict[str, object] = {}
+        for name in names:
+            self._subscribe_metric(name)
+        self.create_subscription(SampleHistogram, topics.SAMPLE_HISTOGRAM, self.on_histogram, qos.LATCHED)
+        self.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.LATCHED)
+        self.markers = self.create_publisher(MarkerArray, PARTICLE_MARKERS, qos.LATCHED)
+        if self.discover:
+            self.create_timer(2.0, self.discover_metrics)
+        try:
+            self.server = WebServer(host, port, self.state.snapshot)
+        except OSError as error:  # run_node reports ValueErrors as a one-line fatal error
+            raise ValueError(f"cannot serve the page on {host}:{port}: {error}") from None
+        self.server.start()
+        address, bound_port = self.server.address
+        self.get_logger().info(f"serving http://{address}:{bound_port}/ (data: /state.json)")
+
+    # ------------------------------------------------------------------ subscriptions
+    def _subscribe_metric(self, name: str) -> None:
+        if name not in self._metric_subscriptions:
+            self._metric_subscriptions[name] = self.create_subscription(
+                Float64, METRIC_PREFIX + name, lambda msg, n=name: self.state.add_metric(n, msg.data), qos.METRICS)
+
+    def discover_metrics(self) -> None:
+        for topic, types in self.get_topic_names_and_types():
+            if topic.startswith(self.metric_prefix) and METRIC_TYPE in types:
+                self._subscribe_metric(topic[len(self.metric_prefix):])
+
+    def on_histogram(self, msg: SampleHistogram) -> None:
+        counts = from_field(msg.counts, np.uint64).reshape(len(msg.names), int(msg.bins)) if msg.bins else []
+        self.state.set_histogram(Histogram(msg.method, int(msg.iteration), list(msg.names), int(msg.bins),
+                                           [[int(c) for c in row] for row in counts], int(msg.total)))
+
+    def on_sampler_state(self, msg: SamplerState) -> None:
+        d = max(len(msg.names), 1)
+        points = from_field(msg.particles, np.float64).reshape(-1, d)
+        self.state.set_particles(Particles(msg.method, int(msg.iteration), list(msg.names), points.tolist(),
+                                           float(msg.spread)))
+        self.markers.publish(particle_markers(
+            list(msg.names), points, method=msg.method, iteration=int(msg.iteration), spread=float(msg.spread),
+            frame_id=self.marker_frame, origin=self.marker_origin, size=self.marker_size,
+            stamp=self.get_clock().now().to_msg()))
+
+    def stop(self) -> None:
+        self.server.stop()
+
+
+def main() -> int:
+    return run_node(ViewerNode, on_shutdown=lambda node: node.stop())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
