@@ -4,6 +4,7 @@ periodic evaluation hook and the adr-evaluate CLI."""
 from __future__ import annotations
 
 import csv
+import warnings
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from adr_core.randomization import load_space
 from adr_core.rollout import rollout
 from adr_core.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 
-from test_evaluation_support import LUNAR_STEPS, PUSHER_STEPS, graph_style_run, tiny_runs  # noqa: F401
+from test_evaluation_support import LUNAR_STEPS, graph_style_run, tiny_runs  # noqa: F401
 
 LUNAR, PUSHER = "adr/LunarLander-v0", "adr/Pusher3DOF-v0"
 
@@ -56,7 +57,6 @@ def test_policy_of_a_graph_run_comes_from_the_manifest(tiny_runs):
     assert load_policy(run / "checkpoints" / "latest.json").path == policy.path
 
 
-@pytest.mark.filterwarnings("ignore:Detected pickle protocol")
 def test_bad_checkpoints_raise_errors_that_name_the_file(tiny_runs, tmp_path):
     with pytest.raises(CheckpointError, match="no run directory or checkpoint"):
         load_policy(tmp_path / "missing")
@@ -64,7 +64,8 @@ def test_bad_checkpoints_raise_errors_that_name_the_file(tiny_runs, tmp_path):
         load_policy(tmp_path)
     garbage = tmp_path / "garbage.pt"
     garbage.write_bytes(b"\x80\x04 not a checkpoint")
-    with pytest.raises(CheckpointError, match="garbage.pt is corrupt"):
+    with pytest.raises(CheckpointError, match="garbage.pt is corrupt"), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Detected pickle protocol")  # torch's remark on the bytes above
         load_policy(garbage)
     sampler_only = save_checkpoint(tmp_path / "sampler-000001.pt", {"iteration": 1, "state": {}})
     with pytest.raises(CheckpointError, match="holds no agent policy"):

@@ -18,6 +18,7 @@ from .settings import SCORE_FIELDS, evaluate
 from .sweep import DEFAULT_EPISODES, DEFAULT_SEEDS, sweep
 
 SETTINGS_CSV = "settings.csv"
+_LINE_POINTS, _GRID_POINTS = DEFAULT_POINTS["per_dimension"], DEFAULT_POINTS["grid_2d"]
 
 EVALUATE_DESCRIPTION = f"""\
 Generalization sweep of one trained policy (paper: "generalization" figures): the deterministic policy (no
@@ -28,10 +29,9 @@ by default (as the published code), in parallel worker processes; plus its score
 RUN is a run directory of adr-train (checkpoints/latest.pt) or of the node graph (checkpoints/latest.json ->
 agent-<k>.pt), or a checkpoint file. The grid spans each dimension's allowed range (the hull of the training
 range, the default and the named test ranges, e.g. LunarLander main engine 8..20, Pusher 0.5x..1.0x), so it
-includes points outside the training range. Default grid: per-dimension sweeps with {DEFAULT_POINTS['per_dimension']} points
-(others at default), or a {DEFAULT_POINTS['grid_2d']}x{DEFAULT_POINTS['grid_2d']} grid for 2-D spaces (Pusher3DOF,
-ErgoPusher). Episode e of evaluation seed s starts from the same state at every point; results do not depend on
---workers.
+includes points outside the training range. Default grid: per-dimension sweeps with {_LINE_POINTS} points
+(others at default), or a {_GRID_POINTS}x{_GRID_POINTS} grid for 2-D spaces (Pusher3DOF, ErgoPusher). Episode e of
+evaluation seed s starts from the same state at every point; results do not depend on --workers.
 
 Writes to --out (default <run>/{RUN_SWEEP_DIR}): sweep.npz, sweep_points.csv (mean/std per point, solved fraction,
 the solved threshold), sweep_episodes.csv (every episode), {SETTINGS_CSV}. adr-report reuses this sweep when its

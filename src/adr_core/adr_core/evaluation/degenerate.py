@@ -30,8 +30,9 @@ class DegenerateRegion:
     points: int  # sweep points inside
 
     def describe(self, unit_metric: str) -> str:
-        return (f"{self.dimension} in [{self.low:.4g}, {self.high:.4g}]: sampled {self.sampling_ratio:.1f}x the uniform "
-                f"rate, never solved at {self.points} evaluated point(s) (mean {unit_metric} {self.metric_mean:.3g})")
+        return (f"{self.dimension} in [{self.low:.4g}, {self.high:.4g}]: sampled {self.sampling_ratio:.1f}x "
+                f"the uniform rate, never solved at {self.points} evaluated point(s) "
+                f"(mean {unit_metric} {self.metric_mean:.3g})")
 
 
 APPLICABLE_SOLVED_FRACTION = 0.5

@@ -6,8 +6,8 @@
 
 Every ``every`` iterations it runs ``settings.evaluate`` in the calling process (deterministic policy, no noise) and
 appends one row to ``<run_dir>/evaluation.csv``: ``iteration, agent_steps, <setting>_return_mean, _return_std,
-_solved_fraction, _final_distance_mean`` per setting. On resume, rows after the resumed checkpoint's iteration are dropped
-first (``iteration`` counts completed iterations, like the checkpoints).
+_solved_fraction, _final_distance_mean`` per setting. On resume, rows after the resumed checkpoint's iteration are
+dropped first (``iteration`` counts completed iterations, like the checkpoints).
 """
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ class PeriodicEvaluation:
         self.env_id, self.every, self.episodes = env_id, int(every), int(episodes)
         self.seeds, self.max_episode_steps = tuple(seeds), max_episode_steps
         self.settings = resolve_settings(env_id, settings)
-        self.columns = ["iteration", "agent_steps"] + [f"{name}_{key}" for name in self.settings for key in SCORE_FIELDS]
+        scores = [f"{name}_{key}" for name in self.settings for key in SCORE_FIELDS]
+        self.columns = ["iteration", "agent_steps", *scores]
         self._prepare_file(start_iteration)
 
     def due(self, iteration: int) -> bool:

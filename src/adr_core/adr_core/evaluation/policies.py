@@ -58,13 +58,14 @@ def load_policy(path: str | Path) -> TrainedPolicy:
 
 
 def resolve_checkpoint(path: str | Path) -> Path:
-    """The checkpoint file ``path`` designates (run dir: ``latest.pt`` of an in-process run, else the manifest's agent)."""
+    """The checkpoint file ``path`` designates (a run dir: its in-process ``latest.pt``, else its manifest's agent)."""
     path = Path(path)
     if path.is_file():
         return _agent_file_of_manifest(path) if path.suffix == ".json" else path
     if not path.is_dir():
         raise CheckpointError(f"no run directory or checkpoint at {path}")
-    directory = path if (path / IN_PROCESS_LATEST).is_file() or (path / GRAPH_MANIFEST).is_file() else path / CHECKPOINTS
+    holds_checkpoints = (path / IN_PROCESS_LATEST).is_file() or (path / GRAPH_MANIFEST).is_file()
+    directory = path if holds_checkpoints else path / CHECKPOINTS
     if (directory / IN_PROCESS_LATEST).is_file():
         return directory / IN_PROCESS_LATEST
     if (directory / GRAPH_MANIFEST).is_file():
@@ -91,7 +92,8 @@ def read_policy_file(path: str | Path) -> TrainedPolicy:
         raise CheckpointError(f"{path}: the actor maps {dims[0]} -> {dims[1]} but the checkpoint says "
                               f"obs_dim {payload['obs_dim']}, act_dim {payload['act_dim']}")
     weights = {name: tensor.detach().to(torch.float32).clone() for name, tensor in actor.state_dict().items()}
-    return TrainedPolicy(path=path.resolve(), env_id=str(payload["env_id"]), space=space, obs_dim=dims[0], act_dim=dims[1],
+    return TrainedPolicy(path=path.resolve(), env_id=str(payload["env_id"]), space=space, obs_dim=dims[0],
+                         act_dim=dims[1],
                          iteration=int(payload.get("iteration", -1)), agent_steps=int(payload.get("agent_steps", -1)),
                          config=dict(payload.get("config") or {}), actor_weights=weights)
 

@@ -107,10 +107,11 @@ def load_run(path: str | Path) -> RunData:
     names = tuple(load_space(config["env_id"]).names)
     columns = read_columns(path / SAMPLES)
     count = len(columns.get("iteration", []))
-    samples = Samples(
-        names, columns.get("iteration", np.zeros(0)).astype(np.int64),
-        np.stack([columns.get(f"u_{n}", np.zeros(count)) for n in names], axis=1) if count else np.zeros((0, len(names))),
-        np.stack([columns.get(n, np.zeros(count)) for n in names], axis=1) if count else np.zeros((0, len(names))))
+    def table(keys: list[str]) -> np.ndarray:
+        return np.stack([columns[k] for k in keys], axis=1) if count else np.zeros((0, len(names)))
+
+    samples = Samples(names, columns.get("iteration", np.zeros(0)).astype(np.int64), table([f"u_{n}" for n in names]),
+                      table(list(names)))
     evaluation = read_columns(path / EVALUATION_FILE) if (path / EVALUATION_FILE).is_file() else None
     return RunData(path, config, read_columns(path / METRICS), samples, evaluation or None)
 

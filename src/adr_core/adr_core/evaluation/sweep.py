@@ -88,7 +88,8 @@ class SweepResult:
             meta = json.loads(str(data["meta"]))
             grid = SweepGrid(meta["kind"], tuple(meta["names"]), data["points"], data["swept"], tuple(meta["shape"]))
             outcomes = PointOutcomes(data["returns"], data["final_distance"], data["solved"], data["lengths"])
-        criterion = SolvedCriterion(meta["solved_metric"], float(meta["solved_threshold"]), bool(meta["higher_is_better"]))
+        criterion = SolvedCriterion(meta["solved_metric"], float(meta["solved_threshold"]),
+                                    bool(meta["higher_is_better"]))
         return cls(meta["env_id"], grid, tuple(meta["seeds"]), int(meta["episodes"]), outcomes, criterion,
                    meta["checkpoint"], int(meta["checkpoint_iteration"]), int(meta["agent_steps"]))
 
@@ -135,7 +136,8 @@ def sweep_request(key: str, grid: SweepGrid, seeds: Sequence[int], episodes: int
     return PointsRequest(key, grid.points, tuple(int(s) for s in seeds), int(episodes))
 
 
-def sweep_result(policy: TrainedPolicy, grid: SweepGrid, request: PointsRequest, outcomes: PointOutcomes) -> SweepResult:
+def sweep_result(policy: TrainedPolicy, grid: SweepGrid, request: PointsRequest,
+                 outcomes: PointOutcomes) -> SweepResult:
     return SweepResult(policy.env_id, grid, request.seeds, request.episodes, outcomes, solved_criterion(policy.env_id),
                        str(policy.path), policy.iteration, policy.agent_steps)
 

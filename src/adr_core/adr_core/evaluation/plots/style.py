@@ -24,7 +24,8 @@ def method_color(method: str, index: int = 0) -> str:
 MIN_WIDTH = 7.0  # inches: room for the title of a one-panel figure
 
 
-def new_figure(panels: int, columns: int = 4, panel_size: tuple[float, float] = (4.6, 3.4)) -> tuple[Figure, list[Axes]]:
+def new_figure(panels: int, columns: int = 4,
+               panel_size: tuple[float, float] = (4.6, 3.4)) -> tuple[Figure, list[Axes]]:
     columns = max(1, min(columns, panels))
     rows = -(-panels // columns)
     width = max(MIN_WIDTH, panel_size[0] * columns)
