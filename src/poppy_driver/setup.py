@@ -22,6 +22,7 @@ setup(
     entry_points={
         "console_scripts": [
             "poppy_driver = poppy_driver.driver_node:main",
+            "policy_runner = poppy_driver.policy_runner_node:main",
         ],
     },
 )

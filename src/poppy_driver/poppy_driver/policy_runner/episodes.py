@@ -1,0 +1,237 @@
+"""Evaluation episodes on the arm: start pose, goal, then the policy at the simulator's control rate.
+
+Everything the runner decides from is measured: observations come from the newest joint_states message (and the
+puck tracker for ErgoPusher); the final distance comes from the first joint_states message received one full
+control period after the last command, through the simulator's forward kinematics. An episode without fresh
+feedback is aborted and has no distance and no success.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from .errors import DeployError
+from .goals import Goal
+from .kinematics import TipKinematics
+from .loading import DeployablePolicy
+from .observation import build_observation, clipped_action, joint_targets
+from .pacing import Clock, Pacer, TickTiming
+from .readings import JointReading, PuckReading
+from .summary import EpisodeSummary
+
+FEEDBACK_POLL_S = 0.001
+
+
+class ArmLink(Protocol):
+    """The driver as the runner sees it (the node implements it over ROS; tests over an emulated arm)."""
+
+    def latest_joints(self) -> JointReading | None: ...
+
+    def latest_puck(self) -> PuckReading | None: ...
+
+    def send(self, positions: Sequence[float]) -> None:
+        """Target positions [rad] of every joint, in the order of the joint_states names."""
+
+    def compliant(self) -> bool | None:
+        """What the driver last reported (None: not known yet)."""
+
+    def stiffen(self) -> None:
+        """Torque on, holding the present position; raises DeployError when the driver refuses."""
+
+
+class GoalSource(Protocol):
+    prompt: str
+
+    def next_goal(self, episode: int) -> Goal | None:
+        """The goal of ``episode`` (0-based) if one is available now."""
+
+
+@dataclass(frozen=True)
+class RunnerSettings:
+    start_tolerance_rad: float = 0.05  # the env starts within +-0.05 rad of 0
+    start_timeout_s: float = 10.0
+    feedback_timeout_s: float = 0.25  # joint_states (or puck) older than this -> no episode
+    pause_after_episode_s: float = 1.0  # hold the final pose this long (to look at it)
+
+
+class PolicyRunner:
+    def __init__(self, deployable: DeployablePolicy, arm: ArmLink, clock: Clock, settings: RunnerSettings,
+                 log: Callable[[str], None] = print) -> None:
+        self.deployable, self.task = deployable, deployable.task
+        self.arm, self.clock, self.settings, self._log = arm, clock, settings, log
+        self.kinematics = TipKinematics(self.task)
+        self.state = "starting"
+        self.summaries: list[EpisodeSummary] = []
+
+    # the whole session ---------------------------------------------------------------------------------------
+    def run_episodes(self, goals: GoalSource, episodes: int,
+                     on_goal: Callable[[int, Goal], None] = lambda *_: None,
+                     on_summary: Callable[[EpisodeSummary], None] = lambda _: None) -> list[EpisodeSummary]:
+        """``episodes`` episodes (0: until stopped). Raises ``Stopped`` when asked to stop."""
+        self.wait_for_feedback()
+        index = 0
+        while episodes <= 0 or index < episodes:
+            self.ensure_stiff()
+            start_error = self.move_to_start()
+            goal = goals.next_goal(index)
+            if goal is None:
+                self.state = goals.prompt
+                self._log(self.state)
+                goal = self.hold(self._start_targets(), lambda: goals.next_goal(index))
+            on_goal(index, goal)
+            summary = self.run_episode(index, goal, start_error)
+            self.summaries.append(summary)
+            self._log(summary.log_line(episodes))
+            on_summary(summary)
+            index += 1
+            if summary.aborted is None and self.settings.pause_after_episode_s > 0:
+                self.state = "showing the final pose"
+                final = self.arm.latest_joints()
+                if final is not None:
+                    deadline = self.clock.now() + self.settings.pause_after_episode_s
+                    self.hold(self._targets_at(final), lambda: self.clock.now() >= deadline)
+        self.state = "done"
+        return self.summaries
+
+    def wait_for_feedback(self) -> None:
+        self.state = "waiting for joint_states from the driver"
+        self._log(self.state)
+        while (joints := self._fresh_joints()) is None or joints.missing(self.task.joint_names):
+            if joints is not None:
+                raise DeployError(f"joint_states lacks the joints {joints.missing(self.task.joint_names)}")
+            self.clock.sleep_until(self.clock.now() + 0.05)
+
+    def ensure_stiff(self) -> None:
+        if self.arm.compliant() is not False:
+            self.state = "stiffening the arm"
+            self.arm.stiffen()
+
+    def move_to_start(self) -> float:
+        """Stream the env's start pose until every joint is within tolerance (or the timeout); the largest error."""
+        self.state = "moving to the start pose"
+        start = self.task.start_pose
+        deadline = self.clock.now() + self.settings.start_timeout_s
+
+        def error() -> float:
+            joints = self.arm.latest_joints()
+            return math.inf if joints is None else max(abs(joints.positions[n] - start[n]) for n in start)
+
+        self.hold(self._start_targets(), lambda: error() <= self.settings.start_tolerance_rad
+                  or self.clock.now() >= deadline)
+        worst = error()
+        if worst > self.settings.start_tolerance_rad:
+            self._log(f"start pose not reached within {self.settings.start_timeout_s:g} s: largest joint error "
+                      f"{worst:.3f} rad; starting anyway")
+        return worst
+
+    def hold(self, targets: list[float], until: Callable[[], object]):
+        """Stream ``targets`` at the control rate (keeps the driver's watchdog fed) until ``until()`` is truthy."""
+        pacer = Pacer(self.clock, self.task.control_period_s)
+        while not (result := until()):
+            self.arm.send(targets)
+            pacer.wait()
+        return result
+
+    # one episode ---------------------------------------------------------------------------------------------
+    def run_episode(self, index: int, goal: Goal, start_error: float) -> EpisodeSummary:
+        task, settings, policy = self.task, self.settings, self.deployable.policy
+        steps = self.deployable.episode_steps
+        self.state = f"episode {index + 1}"
+        goal_observed = goal.observed(task)
+        pacer = Pacer(self.clock, task.control_period_s)
+        send_times: list[float] = []
+        max_age, aborted = 0.0, None
+        for _ in range(steps):
+            now = self.clock.now()
+            joints, puck, aborted = self._feedback(now)
+            if aborted:
+                break
+            max_age = max(max_age, now - joints.received_at)
+            tip = self.kinematics.tip(joints.positions) if task.needs_puck else None
+            obs = build_observation(task, joints, goal_observed, tip, puck)
+            action = clipped_action(policy(obs), task.act_dim)
+            self.arm.send(joint_targets(task, action, self._joint_order(joints)))
+            send_times.append(self.clock.now())
+            pacer.wait()
+        final_joints, final_puck = None, None
+        if aborted is None:
+            final_joints, final_puck, aborted = self._final_feedback(pacer.next_tick)
+        return self._summary(index, goal, send_times, max_age, start_error, aborted, final_joints, final_puck)
+
+    def _feedback(self, now: float) -> tuple[JointReading | None, PuckReading | None, str | None]:
+        limit = self.settings.feedback_timeout_s
+        joints = self.arm.latest_joints()
+        if joints is None or now - joints.received_at > limit:
+            return None, None, f"no joint_states for more than {limit:g} s"
+        if self.arm.compliant():
+            return None, None, "the arm went compliant (driver watchdog, bus fault or a service call)"
+        puck = None
+        if self.task.needs_puck:
+            puck = self.arm.latest_puck()
+            if puck is None or now - puck.received_at > limit:
+                return None, None, f"no puck position for more than {limit:g} s"
+        return joints, puck, None
+
+    def _final_feedback(self, end: float) -> tuple[JointReading | None, PuckReading | None, str | None]:
+        """The first feedback received at or after ``end`` (one control period after the last command)."""
+        deadline = end + self.settings.feedback_timeout_s
+        while True:
+            joints = self.arm.latest_joints()
+            puck = self.arm.latest_puck() if self.task.needs_puck else None
+            joints_ready = joints is not None and joints.received_at >= end
+            puck_ready = not self.task.needs_puck or (puck is not None and puck.received_at >= end)
+            if joints_ready and puck_ready:
+                return joints, puck, None
+            if self.clock.now() >= deadline:
+                return None, None, (f"no joint_states{' or puck' if self.task.needs_puck else ''} after the last "
+                                    f"step within {self.settings.feedback_timeout_s:g} s")
+            self.clock.sleep_until(self.clock.now() + FEEDBACK_POLL_S)
+
+    def _summary(self, index: int, goal: Goal, send_times: list[float], max_age: float, start_error: float,
+                 aborted: str | None, joints: JointReading | None, puck: PuckReading | None) -> EpisodeSummary:
+        task = self.task
+        timing = TickTiming.of(send_times, task.control_period_s)
+        distance = tip = None
+        if joints is not None:
+            tip_array = self.kinematics.tip(joints.positions)
+            tip = tuple(float(v) for v in tip_array)
+            if task.needs_puck:
+                distance = math.hypot(puck.position[0] - goal.world[0], puck.position[1] - goal.world[1])
+            else:
+                distance = float(np.linalg.norm(tip_array - np.asarray(goal.world)))
+        return EpisodeSummary(
+            episode=index + 1, env_id=task.env_id, checkpoint=str(self.deployable.trained.path),
+            goal_source=goal.source, goal=goal.world, steps=len(send_times), final_distance=distance,
+            success=distance is not None and distance < task.solved_distance,
+            success_threshold=task.solved_distance, aborted=aborted,
+            duration_s=(send_times[-1] - send_times[0] + task.control_period_s) if send_times else 0.0,
+            control_rate_hz=timing.rate_hz, nominal_rate_hz=task.control_rate_hz,
+            max_command_period_s=timing.max_period_s, late_commands=timing.late_ticks, max_feedback_age_s=max_age,
+            start_error_rad=start_error, final_joint_positions=dict(joints.positions) if joints else {},
+            final_tip=tip, final_puck=puck.position if puck else None,
+            simulated_final_distance=goal.simulated_final_distance, off_plane_m=goal.off_plane_m)
+
+    # helpers ---------------------------------------------------------------------------------------------------
+    def _joint_order(self, joints: JointReading) -> list[str]:
+        return list(joints.positions)  # the driver's joint_states order = its command order
+
+    def _start_targets(self) -> list[float]:
+        joints = self.arm.latest_joints()
+        order = self._joint_order(joints) if joints else list(self.task.joint_names)
+        return [self.task.start_pose[name] for name in order]
+
+    def _targets_at(self, joints: JointReading) -> list[float]:
+        return [joints.positions[name] for name in self._joint_order(joints)]
+
+    def _fresh_joints(self) -> JointReading | None:
+        joints = self.arm.latest_joints()
+        if joints is None or self.clock.now() - joints.received_at > self.settings.feedback_timeout_s:
+            return None
+        return joints
+
+    def close(self) -> None:
+        self.kinematics.close()

@@ -1,0 +1,83 @@
+"""What deploying one simulator's policy means on the arm, read from the env modules themselves.
+
+Every number here (joints, scales, control period, start pose, base position, success threshold) is imported from
+``adr_core.envs.ergo_reacher`` / ``ergo_pusher`` / ``ergo_jr`` and ``adr_core.evaluation.solved_criterion``, so the
+runner cannot drift from the simulator it was trained in.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from adr_core.envs import ergo_pusher, ergo_reacher
+from adr_core.envs.ergo_jr import JOINT_NAMES, PHYSICS_DT
+from adr_core.evaluation import solved_criterion
+
+from .errors import DeployError
+
+# The envs command their non-actuated servos to 0 rad (``sim.command(self._held, [0.0] * len(HELD), ...)``) and
+# reset every joint to 0 (+- START_NOISE on the actuated ones): the runner holds and starts there too.
+HELD_TARGET_RAD = 0.0
+START_POSE_RAD = 0.0
+
+
+@dataclass(frozen=True)
+class DeployTask:
+    env_id: str
+    actuated: tuple[str, ...]  # joints the policy drives, in action/observation order
+    held: tuple[str, ...]  # joints held at HELD_TARGET_RAD
+    action_scale: float  # target = clip(action, -1, 1) * action_scale [rad]
+    velocity_scale: float  # observation = velocity / velocity_scale
+    control_period_s: float  # one env step: frame_skip physics steps
+    base_position: tuple[float, float, float]  # where the URDF's base_link sits in the env's world frame [m]
+    goal_axes: tuple[int, ...]  # world axes of the goal in the observation: (1, 2) = y, z; (0, 1) = x, y
+    solved_distance: float  # success: final distance < this [m]
+    obs_dim: int
+    act_dim: int
+    needs_puck: bool  # ErgoPusher: the observation and the distance need the puck's position
+
+    @property
+    def control_rate_hz(self) -> float:
+        return 1.0 / self.control_period_s
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return JOINT_NAMES
+
+    @property
+    def start_pose(self) -> dict[str, float]:
+        return {name: START_POSE_RAD for name in JOINT_NAMES}
+
+
+def _threshold(env_id: str) -> float:
+    criterion = solved_criterion(env_id)
+    assert criterion.metric == "final_distance" and not criterion.higher_is_better
+    return criterion.threshold
+
+
+def _reacher() -> DeployTask:
+    n = len(ergo_reacher.ACTUATED)
+    return DeployTask(
+        env_id=ergo_reacher.ENV_ID, actuated=ergo_reacher.ACTUATED, held=ergo_reacher.HELD,
+        action_scale=ergo_reacher.ACTION_SCALE, velocity_scale=ergo_reacher.VELOCITY_SCALE,
+        control_period_s=ergo_reacher.FRAME_SKIP * PHYSICS_DT, base_position=ergo_reacher.BASE_POSITION,
+        goal_axes=(1, 2), solved_distance=_threshold(ergo_reacher.ENV_ID), obs_dim=2 * n + 2, act_dim=n,
+        needs_puck=False)
+
+
+def _pusher() -> DeployTask:
+    n = len(ergo_pusher.ACTUATED)
+    return DeployTask(
+        env_id=ergo_pusher.ENV_ID, actuated=ergo_pusher.ACTUATED, held=ergo_pusher.HELD,
+        action_scale=ergo_pusher.ACTION_SCALE, velocity_scale=ergo_pusher.VELOCITY_SCALE,
+        control_period_s=ergo_pusher.FRAME_SKIP * PHYSICS_DT, base_position=ergo_pusher.BASE_POSITION,
+        goal_axes=(0, 1), solved_distance=_threshold(ergo_pusher.ENV_ID), obs_dim=ergo_pusher.OBS_SIZE, act_dim=n,
+        needs_puck=True)
+
+
+DEPLOYABLE = {ergo_reacher.ENV_ID: _reacher, ergo_pusher.ENV_ID: _pusher}
+
+
+def task_for(env_id: str) -> DeployTask:
+    if env_id not in DEPLOYABLE:
+        raise DeployError(f"a policy of {env_id!r} cannot run on the Ergo Jr; deployable: {', '.join(DEPLOYABLE)}")
+    return DEPLOYABLE[env_id]()

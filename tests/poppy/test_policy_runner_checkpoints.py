@@ -1,0 +1,78 @@
+"""The policy runner loads Ergo actors, weights only, and refuses anything else with a one-line reason."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from adr_core.agents.networks import Actor
+from adr_core.randomization import load_space
+from adr_core.training.checkpoint import save_checkpoint
+from poppy_driver.policy_runner.errors import DeployError
+from poppy_driver.policy_runner.loading import load_deployable
+
+REACHER, PUSHER = "adr/ErgoReacher-v0", "adr/ErgoPusher-v0"
+
+
+def write_checkpoint(path: Path, env_id: str = REACHER, obs_dim: int = 10, act_dim: int = 4,
+                     max_episode_steps: int | None = None, seed: int = 0) -> Path:
+    """A checkpoint file as the trainer writes it (only the keys a policy needs; real torch.save, real format)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        actor = Actor(obs_dim, act_dim, (16, 16))
+    payload = {"env_id": env_id, "space": load_space(env_id).to_dict(), "obs_dim": obs_dim, "act_dim": act_dim,
+               "iteration": 3, "agent_steps": 600, "config": {"max_episode_steps": max_episode_steps},
+               "agent": {"actor": actor.state_dict()}}
+    return save_checkpoint(path, payload)
+
+
+def test_a_reacher_run_directory_loads(tmp_path: Path) -> None:
+    write_checkpoint(tmp_path / "run" / "checkpoints" / "latest.pt")
+    deployable = load_deployable(tmp_path / "run")
+    assert deployable.task.env_id == REACHER and deployable.episode_steps == 100
+    assert deployable.trained.path == (tmp_path / "run" / "checkpoints" / "latest.pt").resolve()
+    assert deployable.policy(torch.zeros(10).numpy()).shape == (4,)
+
+
+def test_a_pusher_graph_run_loads_through_its_manifest(tmp_path: Path) -> None:
+    checkpoints = tmp_path / "run" / "checkpoints"
+    write_checkpoint(checkpoints / "agent-4.pt", PUSHER, obs_dim=16, max_episode_steps=50)
+    (checkpoints / "latest.json").write_text('{"iteration": 4, "files": {"agent": "agent-4.pt"}}')
+    deployable = load_deployable(tmp_path / "run")
+    assert deployable.task.env_id == PUSHER and deployable.task.needs_puck
+    assert deployable.episode_steps == 50  # the training run's own episode length
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda d: d / "nothing_here", "no run directory or checkpoint"),
+    (lambda d: _bytes(d / "garbage.pt", b"not a checkpoint at all"), "is corrupt or not an adr_core checkpoint"),
+    (lambda d: _truncated(d / "truncated.pt"), "is corrupt or not an adr_core checkpoint"),
+    (lambda d: write_checkpoint(d / "lunar.pt", "adr/LunarLander-v0", obs_dim=8, act_dim=2),
+     "a policy of 'adr/LunarLander-v0' cannot run on the Ergo Jr"),
+    (lambda d: write_checkpoint(d / "pusher_with_reacher_actor.pt", PUSHER, obs_dim=10),
+     "the actor maps 10 -> 4 values but adr/ErgoPusher-v0 has 16 observations"),
+    (lambda d: _sampler_only(d / "sampler.pt"), "holds no agent policy"),
+])
+def test_unusable_checkpoints_are_refused_with_a_reason(tmp_path: Path, make, message: str) -> None:
+    with pytest.raises(DeployError, match=message):
+        load_deployable(make(tmp_path))
+
+
+def test_an_empty_checkpoint_parameter_is_refused() -> None:
+    with pytest.raises(DeployError, match="no checkpoint given"):
+        load_deployable("")
+
+
+def _bytes(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _truncated(path: Path) -> Path:
+    write_checkpoint(path)
+    path.write_bytes(path.read_bytes()[:200])
+    return path
+
+
+def _sampler_only(path: Path) -> Path:
+    return save_checkpoint(path, {"env_id": REACHER, "sampler": {"positions": torch.zeros(3)}})
