@@ -208,3 +208,19 @@ def test_sweep_grid_rejects_bad_requests():
     with pytest.raises(ValueError, match="a 2-D grid needs exactly 2"):
         sweep_grid(load_space(LUNAR), "grid_2d")
     assert isinstance(sweep_grid(load_space(PUSHER), "per_dimension", 4), SweepGrid)
+
+
+def test_in_process_evaluation_closes_its_simulators():
+    import pybullet
+
+    from adr_core.agents import Actor
+
+    def connected() -> int:
+        return sum(pybullet.getConnectionInfo(i)["isConnected"] for i in range(64))
+
+    before = connected()
+    weights = Actor(10, 4, (8,)).state_dict()
+    for _ in range(3):
+        scores = evaluate(weights, "adr/ErgoReacher-v0", ["reference", "hard"], episodes=1, max_episode_steps=5)
+        assert scores["hard"].points.shape == (1, 8) and scores["hard"].outcomes.lengths.max() == 5
+    assert connected() == before

@@ -70,6 +70,12 @@ class EpisodeRunner:
             solved=np.array([t.solved for t in trajectories], dtype=bool),
             lengths=np.array([t.length for t in trajectories], dtype=np.int64))
 
+    def close(self) -> None:
+        """Close the envs (PyBullet and MuJoCo hold native resources until then)."""
+        for env in self._envs.values():
+            env.close()
+        self._envs.clear()
+
     def _policy(self, key: str):
         if key not in self._policies:
             import torch
@@ -128,10 +134,13 @@ def run_jobs(specs: Mapping[str, PolicySpec], jobs: Sequence[EpisodeJob], worker
     results: list[EpisodeOutcomes] = []
     if workers == 1:
         runner = EpisodeRunner(specs)
-        for job in jobs:
-            results.append(runner.run(job))
-            if progress:
-                progress(len(results), len(jobs))
+        try:
+            for job in jobs:
+                results.append(runner.run(job))
+                if progress:
+                    progress(len(results), len(jobs))
+        finally:
+            runner.close()
         return results
     with _pool_context().Pool(workers, initializer=_init_worker, initargs=(dict(specs),)) as pool:
         for outcome in pool.imap(_run_in_worker, jobs, chunksize=1):
