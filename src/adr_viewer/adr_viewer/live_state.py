@@ -57,7 +57,7 @@ class LiveState:
             self._updates += 1
 
     def snapshot(self) -> dict[str, Any]:
-        """Plain JSON-ready data: ``histogram``, ``particles`` (null until received), ``metrics`` {name: {t, v, last}}."""
+        """JSON-ready: ``histogram``, ``particles`` (null until received), ``metrics`` {name: {t, v, last}}."""
         with self._lock:
             metrics = {name: {"t": [t for t, _ in series], "v": [_finite(v) for _, v in series],
                               "last": _finite(series[-1][1])}
