@@ -134,8 +134,47 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     return nodes
 
 
+DEPLOY_REAL_ARGUMENTS = (
+    Argument("checkpoint", "", "trained ErgoReacher/ErgoPusher policy: run directory, checkpoints/ folder, "
+             "latest.json or .pt file (required)"),
+    Argument("port", "", "serial port of the arm's bus (empty: the driver config's /dev/ttyAMA0)"),
+    Argument("dry_run", "false", "true: pypot's dummy simulator instead of the serial bus (no hardware)",
+             ("true", "false")),
+    Argument("goal_mode", "random", "random: goals drawn like in training (adr_core.evaluation's episodes); "
+             "clicked: rviz 'Publish Point' on /clicked_point", ("random", "clicked")),
+    Argument("episodes", "10", "evaluation episodes, then the graph stops (0: until Ctrl-C)", kind=int),
+    Argument("seed", "0", "random goals: the seed of the evaluation episodes", kind=int),
+    Argument("driver_rate", "120", "driver control loop and joint_states rate [Hz] (the policy runs at the "
+             "simulator's 60 Hz)", kind=float),
+    Argument("max_speed", "", "moving speed of the servos [rad/s] (empty: the driver's default, 1.5)"),
+)
+
+
+def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
+    if not args["checkpoint"]:
+        raise ValueError("checkpoint:= is required (a run directory or checkpoint file of an Ergo policy)")
+    driver: dict[str, Any] = {"rate": float(args["driver_rate"])}
+    if args["dry_run"] == "true":
+        driver["simulator"] = "dummy"
+    if args["port"]:
+        driver["port"] = args["port"]
+    if args["max_speed"]:
+        try:
+            driver["max_speed"] = float(args["max_speed"])
+        except ValueError:
+            raise ValueError(f"max_speed:={args['max_speed']} is not a valid float") from None
+    runner = {"checkpoint": str(Path(args["checkpoint"]).resolve()), "goal_mode": args["goal_mode"],
+              "episodes": int(args["episodes"]), "seed": int(args["seed"]), "driver": "poppy_driver"}
+    # Either node exiting stops the graph: the runner when its episodes are done (or on a bad checkpoint),
+    # the driver on a bad configuration.
+    return [NodeSpec("poppy_driver", "poppy_driver", "poppy_driver", driver, required=True),
+            NodeSpec("poppy_driver", "policy_runner", "policy_runner", runner, required=True)]
+
+
 GRAPHS: dict[str, Graph] = {
     "train_sim": Graph("train_sim", "ADR training in simulation", TRAIN_SIM_ARGUMENTS, _train_sim),
+    "deploy_real": Graph("deploy_real", "a trained Ergo policy on the Poppy Ergo Jr (or a dry run)",
+                         DEPLOY_REAL_ARGUMENTS, _deploy_real),
 }
 
 
