@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from collections import defaultdict
 
 from adr_core.rollout import Trajectory
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
@@ -21,9 +22,14 @@ class TrajectoryInbox:
         self._items: dict[tuple[int, int, str], Trajectory] = {}
         self._oldest_open_iteration = 0
         self._changed = threading.Condition()
+        self._transport_s: defaultdict[int, float] = defaultdict(float)  # iteration -> summed publish->receive time
 
-    def offer(self, msg: TrajectoryMsg) -> str | None:
-        """None when accepted, else why not ("malformed: ...", "stale: ...", "duplicate: ...", "ignored: ...")."""
+    def offer(self, msg: TrajectoryMsg, received_ns: int | None = None) -> str | None:
+        """None when accepted, else why not ("malformed: ...", "stale: ...", "duplicate: ...", "ignored: ...").
+
+        ``received_ns`` (this host's clock) minus the header stamp the instance set when publishing is added up
+        per iteration as the transport time (meaningful when publisher and trainer share a clock).
+        """
         try:
             trajectory = trajectories.from_msg(msg, obs_dim=self._obs_dim, act_dim=self._act_dim)
         except trajectories.MalformedTrajectory as error:
@@ -37,6 +43,9 @@ class TrajectoryInbox:
             if key in self._items:
                 return f"duplicate: iteration {key[0]} slot {key[1]} {key[2]} already received"
             self._items[key] = trajectory
+            sent_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+            if received_ns is not None and sent_ns > 0:
+                self._transport_s[trajectory.iteration] += max(0, received_ns - sent_ns) * 1e-9
             self._changed.notify_all()
         return None
 
@@ -51,6 +60,10 @@ class TrajectoryInbox:
     def wait(self, timeout: float) -> None:
         with self._changed:
             self._changed.wait(timeout)
+
+    def transport_seconds(self, iteration: int) -> float:
+        with self._changed:
+            return self._transport_s.pop(iteration, 0.0)
 
     def take(self, iteration: int, slots: int, kind: str = "randomized") -> list[Trajectory]:
         """The iteration's trajectories in slot order; the iteration is closed (later copies are stale)."""

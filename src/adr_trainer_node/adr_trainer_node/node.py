@@ -124,7 +124,7 @@ class TrainerNode(Node):
 
     # ------------------------------------------------------------------ subscriptions
     def on_trajectory(self, msg: TrajectoryMsg) -> None:
-        refusal = self.inbox.offer(msg)
+        refusal = self.inbox.offer(msg, received_ns=time.time_ns())
         if refusal is None:
             self.diagnostics.count("trajectories_accepted")
         elif not refusal.startswith("ignored"):
@@ -196,7 +196,8 @@ class TrainerNode(Node):
             parameters=np.stack([from_field(p.values, np.float64) for p in proposals]),
             policy_version=min(t.policy_version for t in randomized), randomized=randomized, reference=[],
             rewards=rewards, n_updates=n_updates, agent_losses=losses, sampler_metrics={}, discriminator_metrics={},
-            timings={"time_rollouts_s": t_rollouts, "time_agent_s": t_agent, "time_iteration_s": elapsed})
+            timings={"time_rollouts_s": t_rollouts, "time_agent_s": t_agent, "time_iteration_s": elapsed,
+                     "time_transport_s": self.inbox.transport_seconds(k)})
         row = {**result.metrics(), "agent_steps": self.agent.transitions_seen,
                "agent_updates": self.agent.updates_done, "wall_time_s": self.wall_time}
         log.log_iteration(row)

@@ -48,6 +48,7 @@ METRIC_COLUMNS = (
     "critic_loss", "actor_loss", "n_updates", "discriminator_loss", "discriminator_steps",
     "svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std",
     "time_rollouts_s", "time_score_s", "time_agent_s", "time_sampler_s", "time_discriminator_s", "time_iteration_s",
+    "time_transport_s",  # graph runs: summed publish -> receive time of the iteration's randomized trajectories
 )
 
 
