@@ -6,6 +6,7 @@ Config precedence: paper defaults < --config YAML < --set / per-field flags. ``-
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import typing
 from pathlib import Path
@@ -126,12 +127,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         trainer = Trainer(config, args.out, resume=args.resume, bootstrap_from=args.bootstrap)
     except (ConfigError, CheckpointError) as exc:
         parser.exit(2, f"adr-train: error: {exc}\n")
+    def stop_at_iteration_end(*_: object) -> None:
+        # first Ctrl-C: finish the iteration, checkpoint it, exit; a second one interrupts at once
+        trainer.stop_requested = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        print("\nadr-train: stopping after this iteration (Ctrl-C again to abort without a checkpoint)",
+              file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, stop_at_iteration_end)
     try:
         rows = trainer.run(max_iterations=args.max_iterations)
     except KeyboardInterrupt:
         print(f"\nadr-train: interrupted; `adr-train --out {args.out} --resume` continues from the last "
               f"checkpoint", file=sys.stderr)
         return 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if trainer.stop_requested:
+        print(f"adr-train: stopped after iteration {trainer.iteration - 1} with a checkpoint; "
+              f"`adr-train --out {args.out} --resume` continues", file=sys.stderr)
     last = rows[-1] if rows else None
     if last is not None:
         print(f"adr-train: {trainer.iteration} iterations, {trainer.agent_steps} agent steps, "

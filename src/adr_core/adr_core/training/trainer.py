@@ -133,6 +133,7 @@ class Trainer:
                                                    component_seed(seed, "discriminator"), self.device)
         self.iteration = 0
         self.wall_time = 0.0
+        self.stop_requested = False  # set (e.g. by a Ctrl-C handler) to end ``run`` at the next iteration boundary
 
         if resume:
             self.load_checkpoint(self.checkpoint_dir / LATEST)
@@ -225,7 +226,7 @@ class Trainer:
         bar = tqdm(total=cfg.total_agent_steps, initial=min(self.agent_steps, cfg.total_agent_steps), unit="step",
                    desc=f"{cfg.sampler} {cfg.env_id}", disable=not cfg.progress, dynamic_ncols=True)
         try:
-            while not self.done and (max_iterations is None or len(rows) < max_iterations):
+            while not self.done and not self.stop_requested and (max_iterations is None or len(rows) < max_iterations):
                 before = self.agent_steps
                 result = self.run_iteration()
                 row = {**result.metrics(), "agent_steps": self.agent_steps, "agent_updates": self.agent.updates_done,
