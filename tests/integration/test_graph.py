@@ -67,3 +67,16 @@ def test_ctrl_c_checkpoints_and_resume_continues_the_same_run(reference_run: Pat
     assert f"resumed after iteration {manifest['iteration']}" in output
     assert metric_rows(tmp_path) == metric_rows(reference_run)
     assert sample_rows(tmp_path) == sample_rows(reference_run)
+
+
+def test_ergo_reacher_graph_runs_adr_iterations(ros_env: dict[str, str], tmp_path: Path) -> None:
+    graph = start_graph(tmp_path, ros_env, 600, "env:=adr/ErgoReacher-v0", "instances:=2")
+    output = finish(graph, [])
+    assert graph.returncode == 0, output
+    rows = metric_rows(tmp_path)
+    assert len(rows) >= 3  # the sampler proposed again after each iteration's rewards reached it
+    assert all(row["sampler_reward_mean"] for row in rows)  # discriminator rewards of every iteration
+    assert int(rows[-1]["agent_updates"]) > 0  # the weights version advanced
+    manifest = json.loads((tmp_path / "checkpoints" / "latest.json").read_text())
+    assert manifest["iteration"] == len(rows) - 1
+    assert set(sample_rows(tmp_path)[0]) >= {"iteration", "slot", "u_m2_gain", "m2_gain"}
