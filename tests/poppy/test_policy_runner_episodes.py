@@ -17,6 +17,7 @@ import pytest
 from adr_core.envs.ergo_jr import JOINT_NAMES
 from adr_core.evaluation import evaluate
 from poppy_driver.policy_runner.episodes import PolicyRunner, RunnerSettings
+from poppy_driver.policy_runner.errors import ArmNotReady
 from poppy_driver.policy_runner.goals import ClickedGoals, Goal, RandomGoals
 from poppy_driver.policy_runner.loading import DeployablePolicy, load_deployable
 from poppy_driver.policy_runner.readings import JointReading, PuckReading
@@ -34,6 +35,7 @@ class ServoArm:
         self.reading: JointReading | None = None
         self.sent: list[tuple[float, list[float]]] = []
         self.stiffened = 0
+        self.refusals = 0  # stiffen() calls to refuse first (the driver's bus is down)
         self.is_compliant: bool | None = None
         self.clock: SimulatedTime | None = None
 
@@ -52,6 +54,9 @@ class ServoArm:
         return self.is_compliant
 
     def stiffen(self) -> None:
+        if self.refusals > 0:
+            self.refusals -= 1
+            raise ArmNotReady("bus not connected")
         self.stiffened += 1
         self.is_compliant = False
 
@@ -198,6 +203,36 @@ def test_episodes_start_stiff_at_the_start_pose_and_wait_for_a_clicked_goal(depl
     (summary,) = summaries
     assert summary.goal == goal.world and summary.goal_source == "clicked" and summary.success
     assert summary.start_error_rad <= 0.05
+
+
+class FixedGoal:
+    prompt = "a fixed goal"
+
+    def __init__(self, goal: Goal) -> None:
+        self.goal = goal
+
+    def next_goal(self, episode: int) -> Goal:
+        return self.goal
+
+
+def test_a_bus_fault_aborts_the_episode_and_the_next_one_runs_once_the_driver_is_back(deployable) -> None:
+    arm = ServoArm()
+    runner, clock = runner_for(scripted(deployable, POSE), arm)
+    log: list[str] = []
+    runner._log = log.append
+
+    def bus_lost() -> None:
+        arm.silent_after = 1.0
+
+    def bus_back() -> None:  # the driver reconnects holding; its compliance is unknown until it reports
+        arm.silent_after, arm.is_compliant, arm.refusals = math.inf, None, 2
+
+    clock.hooks += [(1.0, bus_lost), (3.0, bus_back)]
+    summaries = runner.run_episodes(FixedGoal(goal_at(runner, POSE)), 2)
+    assert summaries[0].aborted == "no joint_states for more than 0.25 s" and not summaries[0].success
+    assert summaries[1].aborted is None and summaries[1].success
+    assert arm.stiffened == 2 and arm.refusals == 0  # stiffened again once the driver accepted
+    assert sum("cannot stiffen the arm yet (bus not connected)" in line for line in log) == 1
 
 
 def test_random_goals_are_the_evaluation_episodes_of_the_reference_simulator(tmp_path: Path) -> None:

@@ -23,13 +23,14 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.time import Time
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 
 from .policy_runner.episodes import PolicyRunner, RunnerSettings
-from .policy_runner.errors import DeployError, Stopped
+from .policy_runner.errors import ArmNotReady, DeployError, Stopped
 from .policy_runner.goals import ClickedGoals, Goal, RandomGoals, goal_from_point
 from .policy_runner.loading import load_deployable
 from .policy_runner.pacing import MonotonicClock
@@ -79,7 +80,7 @@ class PolicyRunnerNode(Node):
         self._joints: JointReading | None = None
         self._puck = PuckTrack()
         self._compliant: bool | None = None
-        self._compliance_known_after = 0.0
+        self._compliance_known_after = 0  # [ns] of the node's clock, like the driver's diagnostics stamps
         self._driver_bus_status = f"{driver}: bus"
         self._stop_reason: str | None = None
 
@@ -123,9 +124,9 @@ class PolicyRunnerNode(Node):
     def stiffen(self) -> None:
         reply = self._call(self._set_compliant, SetBool.Request(data=False))
         if not reply.success:
-            raise DeployError(f"the driver refused to stiffen the arm: {reply.message}")
-        with self._lock:
-            self._compliant, self._compliance_known_after = False, time.monotonic()
+            raise ArmNotReady(f"the driver refused: {reply.message}")
+        with self._lock:  # reports stamped before this answer came describe the arm before it stiffened
+            self._compliant, self._compliance_known_after = False, self.get_clock().now().nanoseconds
         self.get_logger().info(f"arm stiff: {reply.message}")
 
     def go_to_rest(self) -> None:
@@ -136,7 +137,7 @@ class PolicyRunnerNode(Node):
         deadline = time.monotonic() + SERVICE_TIMEOUT_S
         while not client.service_is_ready():
             if time.monotonic() > deadline:
-                raise DeployError(f"service {client.srv_name} is not available (is the driver running?)")
+                raise ArmNotReady(f"service {client.srv_name} is not available (is the driver running?)")
             MonotonicClock(self.stop).sleep_until(time.monotonic() + 0.05)
         done = threading.Event()
         future = client.call_async(request)
@@ -145,7 +146,7 @@ class PolicyRunnerNode(Node):
             if self.stop.is_set():
                 raise Stopped()
             if time.monotonic() > deadline:
-                raise DeployError(f"no answer from {client.srv_name} within {SERVICE_TIMEOUT_S:g} s")
+                raise ArmNotReady(f"no answer from {client.srv_name} within {SERVICE_TIMEOUT_S:g} s")
         return future.result()
 
     # the worker --------------------------------------------------------------------------------------------------
@@ -154,7 +155,10 @@ class PolicyRunnerNode(Node):
         try:
             self.runner.run_episodes(self.goals, self.episodes, self._on_goal, self._on_summary)
             if self.rest_when_done:
-                self.go_to_rest()
+                try:
+                    self.go_to_rest()
+                except ArmNotReady as reason:
+                    self.get_logger().warning(f"go_to_rest: {reason}")
             self._log_totals()
             return 0
         except Stopped:
@@ -202,15 +206,18 @@ class PolicyRunnerNode(Node):
             self._joints = reading
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        stamp = Time.from_msg(msg.header.stamp).nanoseconds
         for status in msg.status:
-            if status.name == self._driver_bus_status:
-                values = {kv.key: kv.value for kv in status.values}
-                compliant = values.get("compliant")
-                with self._lock:
-                    if compliant is not None and time.monotonic() > self._compliance_known_after:
-                        self._compliant = compliant == "True" or compliant == "true"
-                    if status.level != DiagnosticStatus.OK:
-                        self._compliant = None  # bus down: unknown
+            if status.name != self._driver_bus_status:
+                continue
+            compliant = {kv.key: kv.value for kv in status.values}.get("compliant")
+            with self._lock:
+                if stamp < self._compliance_known_after:
+                    return
+                if status.level != DiagnosticStatus.OK:
+                    self._compliant = None  # bus down: unknown
+                elif compliant is not None:
+                    self._compliant = compliant == "True"
 
     def _on_clicked_point(self, msg: PointStamped) -> None:
         try:

@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .errors import DeployError
+from .errors import ArmNotReady, DeployError
 from .goals import Goal
 from .kinematics import TipKinematics
 from .loading import DeployablePolicy
@@ -24,6 +24,7 @@ from .readings import JointReading, PuckReading
 from .summary import EpisodeSummary
 
 FEEDBACK_POLL_S = 0.001
+RETRY_PERIOD_S = 0.5
 
 
 class ArmLink(Protocol):
@@ -40,7 +41,7 @@ class ArmLink(Protocol):
         """What the driver last reported (None: not known yet)."""
 
     def stiffen(self) -> None:
-        """Torque on, holding the present position; raises DeployError when the driver refuses."""
+        """Torque on, holding the present position; raises ArmNotReady when the driver cannot."""
 
 
 class GoalSource(Protocol):
@@ -72,9 +73,9 @@ class PolicyRunner:
                      on_goal: Callable[[int, Goal], None] = lambda *_: None,
                      on_summary: Callable[[EpisodeSummary], None] = lambda _: None) -> list[EpisodeSummary]:
         """``episodes`` episodes (0: until stopped). Raises ``Stopped`` when asked to stop."""
-        self.wait_for_feedback()
         index = 0
         while episodes <= 0 or index < episodes:
+            self.wait_for_feedback()  # after a bus fault: until the driver publishes again
             self.ensure_stiff()
             start_error = self.move_to_start()
             goal = goals.next_goal(index)
@@ -98,17 +99,30 @@ class PolicyRunner:
         return self.summaries
 
     def wait_for_feedback(self) -> None:
-        self.state = "waiting for joint_states from the driver"
-        self._log(self.state)
-        while (joints := self._fresh_joints()) is None or joints.missing(self.task.joint_names):
-            if joints is not None:
-                raise DeployError(f"joint_states lacks the joints {joints.missing(self.task.joint_names)}")
+        """Until the driver publishes joint_states with every joint of the arm (at start, after a bus fault)."""
+        logged = False
+        while (joints := self._fresh_joints()) is None:
+            if not logged:
+                self.state = "waiting for joint_states from the driver"
+                self._log(self.state)
+                logged = True
             self.clock.sleep_until(self.clock.now() + 0.05)
+        if missing := joints.missing(self.task.joint_names):
+            raise DeployError(f"joint_states lacks the joints {missing}; is the driver configured for an Ergo Jr?")
 
     def ensure_stiff(self) -> None:
-        if self.arm.compliant() is not False:
+        """Stiffen the arm unless the driver says it is stiff; while the driver cannot (bus down), keep asking."""
+        last_reason = None
+        while self.arm.compliant() is not False:
             self.state = "stiffening the arm"
-            self.arm.stiffen()
+            try:
+                self.arm.stiffen()
+                return
+            except ArmNotReady as reason:
+                if str(reason) != last_reason:
+                    self._log(f"cannot stiffen the arm yet ({reason}); retrying every {RETRY_PERIOD_S:g} s")
+                    last_reason = str(reason)
+                self.clock.sleep_until(self.clock.now() + RETRY_PERIOD_S)
 
     def move_to_start(self) -> float:
         """Stream the env's start pose until every joint is within tolerance (or the timeout); the largest error."""

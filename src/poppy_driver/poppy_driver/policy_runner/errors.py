@@ -8,3 +8,7 @@ class DeployError(ValueError):
 
 class Stopped(Exception):
     """The runner was asked to stop (Ctrl-C, shutdown) while it waited or ran an episode."""
+
+
+class ArmNotReady(Exception):
+    """The driver cannot take the arm right now (bus down, service refused or unanswered); worth retrying."""
