@@ -224,3 +224,26 @@ def test_in_process_evaluation_closes_its_simulators():
         scores = evaluate(weights, "adr/ErgoReacher-v0", ["reference", "hard"], episodes=1, max_episode_steps=5)
         assert scores["hard"].points.shape == (1, 8) and scores["hard"].outcomes.lengths.max() == 5
     assert connected() == before
+
+
+def test_the_periodic_hook_leaves_training_unchanged(tmp_path):
+    """Called between iterations as the trainers will, it draws on no generator of the run: same metrics as without."""
+    import math
+
+    from adr_core.training.trainer import Trainer
+
+    from test_evaluation_support import tiny_config
+
+    def metrics(with_hook: bool) -> list[dict]:
+        trainer = Trainer(tiny_config(LUNAR, "adr", 3, LUNAR_STEPS), None)
+        hook = PeriodicEvaluation(tmp_path / str(with_hook), LUNAR, every=1, episodes=1, max_episode_steps=LUNAR_STEPS)
+        rows = []
+        for _ in range(4):
+            rows.append({k: v for k, v in trainer.run_iteration().metrics().items()
+                         if not k.startswith("time_") and not (isinstance(v, float) and math.isnan(v))})
+            if with_hook:
+                hook.maybe_run(trainer.iteration, trainer.agent_steps, trainer.agent.actor_state_dict())
+        return rows
+
+    assert metrics(True) == metrics(False)
+    assert (tmp_path / "True" / "evaluation.csv").read_text().count("\n") == 1 + 4
