@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -151,5 +152,5 @@ def _write_settings(path: Path, scores: dict) -> None:
         writer.writerow(["setting", "points", "episodes", *SCORE_FIELDS])
         for name, score in scores.items():
             summary = score.summary()
-            writer.writerow([name, len(score.points), score.outcomes.returns.size, *(repr(summary[k])
-                                                                                      for k in SCORE_FIELDS)])
+            writer.writerow([name, len(score.points), score.outcomes.returns.size,
+                             *("" if math.isnan(summary[k]) else repr(summary[k]) for k in SCORE_FIELDS)])

@@ -240,8 +240,12 @@ def _write_scores(report: EnvReport, path: Path, names: dict[int, str]) -> None:
                 writer.writerow([names[id(evaluation.run)], evaluation.run.method, evaluation.run.seed,
                                  evaluation.policy.path if evaluation.policy else "", evaluation.policy.agent_steps
                                  if evaluation.policy else "", name, len(score.points), score.outcomes.returns.size,
-                                 *(repr(summary[k]) for k in ("return_mean", "return_std", "solved_fraction",
-                                                              "final_distance_mean"))])
+                                 *(_cell(summary[k]) for k in ("return_mean", "return_std", "solved_fraction",
+                                                               "final_distance_mean"))])
+
+
+def _cell(value: float) -> str:
+    return "" if np.isnan(value) else repr(float(value))
 
 
 def _write_curves(report: EnvReport, path: Path) -> None:
