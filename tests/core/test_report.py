@@ -161,3 +161,15 @@ def test_adr_report_cli(tiny_runs, tmp_path, capsys):
     assert not list((out / "figures").glob("*.svg"))
     assert report_main([str(tmp_path / "empty"), "--out", str(out)]) == 2
     assert "is not a run directory" in capsys.readouterr().err
+
+
+def test_a_run_without_checkpoints_is_reported_not_evaluated(tiny_runs, tmp_path):
+    run = tmp_path / "no_checkpoints"
+    run.mkdir()
+    for name in ("config.yaml", "metrics.csv", "sampled_parameters.csv"):
+        (run / name).write_bytes((tiny_runs() / name).read_bytes())
+    report = build_report([run], tmp_path / "report", OPTIONS, log=lambda _: None)
+    (env,) = report.envs
+    assert env.evaluations[0].policy is None and "holds no checkpoint" in env.evaluations[0].problem
+    assert set(env.figures) == {"training_curves", "sampling_adr", "sampler_dynamics"}
+    assert "no policy of this method could be evaluated" in report.markdown.read_text()

@@ -56,7 +56,10 @@ def _env_blocks(env: "EnvReport", out_dir: Path) -> list[Block]:
     items = []
     metric = env.criterion.axis_label
     for method, regions in env.flags.items():
-        if regions is None:
+        evaluated = any(e.sweep is not None for e in methods_of(env.evaluations).get(method, []))
+        if regions is None and not evaluated:
+            items.append(f"{method}: not checked: no policy of this method could be evaluated.")
+        elif regions is None:
             items.append(f"{method}: not checked: the final policy solves no evaluated point in at least half of "
                          f"its episodes, so 'never solved' would hold almost everywhere.")
         elif regions:
