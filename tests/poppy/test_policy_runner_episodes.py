@@ -17,10 +17,11 @@ import pytest
 from adr_core.envs.ergo_jr import JOINT_NAMES
 from adr_core.evaluation import evaluate
 from poppy_driver.policy_runner.episodes import PolicyRunner, RunnerSettings
-from poppy_driver.policy_runner.errors import ArmNotReady
+from poppy_driver.policy_runner.errors import ArmNotReady, DeployError
 from poppy_driver.policy_runner.goals import ClickedGoals, Goal, RandomGoals
 from poppy_driver.policy_runner.loading import DeployablePolicy, load_deployable
 from poppy_driver.policy_runner.readings import JointReading, PuckReading
+from poppy_driver.policy_runner.results_file import ResultsFile
 from test_policy_runner_checkpoints import write_checkpoint
 
 FEEDBACK_PERIOD = 1 / 120
@@ -245,3 +246,15 @@ def test_random_goals_are_the_evaluation_episodes_of_the_reference_simulator(tmp
     first = goals.next_goal(0)
     assert first.world[0] == pytest.approx(0.0, abs=1e-9) and first.world[2] >= 0.12  # the env's goal distribution
     goals.close()
+
+
+def test_summaries_are_appended_to_the_results_file_as_json_lines(deployable, tmp_path: Path) -> None:
+    arm = ServoArm()
+    runner, _ = runner_for(scripted(deployable, POSE), arm)
+    results = ResultsFile(tmp_path / "deploy" / "results.jsonl")
+    summaries = runner.run_episodes(FixedGoal(goal_at(runner, POSE)), 2, on_summary=results.append)
+    lines = (tmp_path / "deploy" / "results.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [json.loads(s.to_json()) for s in summaries]
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(DeployError, match="cannot write the results file"):
+        ResultsFile(tmp_path / "a_file" / "results.jsonl")

@@ -42,6 +42,7 @@ class NodeSpec:
     arguments: tuple[str, ...] = ()
     required: bool = False  # the graph stops when a required node exits
     respawn: bool = False
+    shutdown_timeout: float = 10.0  # seconds between Ctrl-C and SIGTERM (the trainer finishes its update first)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,10 @@ class Graph:
         return self.build(self.resolve(overrides))
 
 
+# After Ctrl-C the trainer completes the agent update it is in (1000 updates of batch 1000 take ~30 s on 2 CPU
+# cores) and checkpoints that iteration, so it gets more time than the launch default of 5 s before SIGTERM.
+TRAINER_SHUTDOWN_S = 300.0
+
 METHODS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed"}  # launch name -> core sampler
 
 TRAIN_SIM_ARGUMENTS = (
@@ -88,6 +93,8 @@ TRAIN_SIM_ARGUMENTS = (
     Argument("device", "cpu", "torch device of the learner and discriminator", ("cpu", "cuda", "auto")),
     Argument("rollout_timeout", "120", "seconds before an unfinished rollout is given to another instance",
              kind=float),
+    Argument("viewer", "false", "also start adr_viewer: live browser view and rviz particle markers", ("true", "false")),
+    Argument("viewer_port", "8765", "HTTP port of adr_viewer (0: any free port)", kind=int),
 )
 
 
@@ -120,17 +127,21 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     if not instances:
         raise ValueError("instances:=0: the graph needs at least one simulator instance")
     # The run cannot go on without its sampler, discriminator or trainer: any of them exiting stops the graph.
-    nodes = [NodeSpec("adr_sampler_node", "sampler_node", "adr_sampler", {**common, "resume": resume}, required=True)]
+    # After Ctrl-C, sampler and discriminator keep serving until the trainer has written its final checkpoint.
+    nodes = [NodeSpec("adr_sampler_node", "sampler_node", "adr_sampler", {**common, "resume": resume}, required=True,
+                      shutdown_timeout=TRAINER_SHUTDOWN_S)]
     consumers = 2 if args["method"] == "adr" else 1  # trainer (+ discriminator)
     nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": consumers}, respawn=True)
               for name in instances]
     if args["method"] == "adr":
         nodes.append(NodeSpec("adr_discriminator_node", "discriminator_node", "adr_discriminator",
-                              {**common, "resume": resume}, required=True))
+                              {**common, "resume": resume}, required=True, shutdown_timeout=TRAINER_SHUTDOWN_S))
+    if args["viewer"] == "true":
+        nodes.append(NodeSpec("adr_viewer", "viewer_node", "adr_viewer", {"port": int(args["viewer_port"])}))
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",
                           {**common, "resume": resume, "mode": args["mode"], "sim_instances": instances,
                            "rollout_timeout": float(args["rollout_timeout"])},
-                          required=True))
+                          required=True, shutdown_timeout=TRAINER_SHUTDOWN_S))
     return nodes
 
 
@@ -147,6 +158,7 @@ DEPLOY_REAL_ARGUMENTS = (
     Argument("driver_rate", "120", "driver control loop and joint_states rate [Hz] (the policy runs at the "
              "simulator's 60 Hz)", kind=float),
     Argument("max_speed", "", "moving speed of the servos [rad/s] (empty: the driver's default, 1.5)"),
+    Argument("results_file", "", "append every episode summary (one JSON object per line) to this file"),
 )
 
 
@@ -164,7 +176,8 @@ def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
         except ValueError:
             raise ValueError(f"max_speed:={args['max_speed']} is not a valid float") from None
     runner = {"checkpoint": str(Path(args["checkpoint"]).resolve()), "goal_mode": args["goal_mode"],
-              "episodes": int(args["episodes"]), "seed": int(args["seed"]), "driver": "poppy_driver"}
+              "episodes": int(args["episodes"]), "seed": int(args["seed"]), "driver": "poppy_driver",
+              "results_file": str(Path(args["results_file"]).resolve()) if args["results_file"] else ""}
     # Either node exiting stops the graph: the runner when its episodes are done (or on a bad checkpoint),
     # the driver on a bad configuration.
     return [NodeSpec("poppy_driver", "poppy_driver", "poppy_driver", driver, required=True),

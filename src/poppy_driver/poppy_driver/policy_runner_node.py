@@ -20,6 +20,7 @@ import rclpy.logging
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.duration import Duration
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
@@ -35,10 +36,12 @@ from .policy_runner.goals import ClickedGoals, Goal, RandomGoals, goal_from_poin
 from .policy_runner.loading import load_deployable
 from .policy_runner.pacing import MonotonicClock
 from .policy_runner.readings import JointReading, PuckReading, PuckTrack
+from .policy_runner.results_file import ResultsFile
 from .policy_runner.summary import EpisodeSummary
 
 GOAL_MODES = ("random", "clicked")
 SERVICE_TIMEOUT_S = 10.0
+SUMMARY_ACK_TIMEOUT_S = 2.0
 LATCHED = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
@@ -58,6 +61,7 @@ class PolicyRunnerNode(Node):
         clicked_topic = p("clicked_point_topic", "/clicked_point", "Goals in goal_mode clicked")
         self.rest_when_done = p("rest_when_done", True, "Call the driver's go_to_rest after the last episode")
         torch_threads = p("torch_threads", 1, "Torch CPU threads for the policy")
+        results_file = p("results_file", "", "Append each episode summary (JSON) to this file ('': none)")
         settings = RunnerSettings(
             start_tolerance_rad=p("start_tolerance", 0.05, "Start pose reached when every joint is this close [rad]"),
             start_timeout_s=p("start_timeout", 10.0, "Give up waiting for the start pose after this long [s]"),
@@ -68,6 +72,7 @@ class PolicyRunnerNode(Node):
 
         torch.set_num_threads(max(1, torch_threads))
         self.deployable = load_deployable(checkpoint)
+        self.results = ResultsFile(results_file) if results_file else None
         task = self.deployable.task
         self.stop = stop
         self.context.on_shutdown(stop.set)
@@ -160,6 +165,9 @@ class PolicyRunnerNode(Node):
                 except ArmNotReady as reason:
                     self.get_logger().warning(f"go_to_rest: {reason}")
             self._log_totals()
+            # the process ends next: let every subscriber acknowledge the summaries first (reliable QoS)
+            if not self._summaries.wait_for_all_acked(Duration(seconds=SUMMARY_ACK_TIMEOUT_S)):
+                self.get_logger().warning("episode summaries not acknowledged by every subscriber")
             return 0
         except Stopped:
             return 0
@@ -187,13 +195,18 @@ class PolicyRunnerNode(Node):
 
     def _on_summary(self, summary: EpisodeSummary) -> None:
         self._summaries.publish(String(data=summary.to_json()))
+        if self.results is not None:
+            try:
+                self.results.append(summary)
+            except OSError as error:
+                self.get_logger().error(f"episode {summary.episode} not written to {self.results.path}: {error}")
 
     def _log_totals(self) -> None:
         done = [s for s in self.runner.summaries if s.aborted is None]
         if done:
             successes = sum(s.success for s in done)
             mean = sum(s.final_distance for s in done) / len(done)
-            self.get_logger().info(f"{len(done)} episodes: {successes} successes, mean final distance {mean:.4f} m")
+            self.get_logger().info(f"{len(done)} complete episode(s): {successes} success(es), mean final distance {mean:.4f} m")
 
     # ROS callbacks ----------------------------------------------------------------------------------------------
     def _on_joint_states(self, msg: JointState) -> None:

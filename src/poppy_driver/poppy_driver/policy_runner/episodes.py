@@ -89,14 +89,19 @@ class PolicyRunner:
             self._log(summary.log_line(episodes))
             on_summary(summary)
             index += 1
-            if summary.aborted is None and self.settings.pause_after_episode_s > 0:
-                self.state = "showing the final pose"
-                final = self.arm.latest_joints()
-                if final is not None:
-                    deadline = self.clock.now() + self.settings.pause_after_episode_s
-                    self.hold(self._targets_at(final), lambda: self.clock.now() >= deadline)
+            if summary.aborted is None and (episodes <= 0 or index < episodes):
+                self.show_final_pose()
         self.state = "done"
         return self.summaries
+
+    def show_final_pose(self) -> None:
+        """Hold where the episode ended for ``pause_after_episode_s`` (to look at it) before the next start pose."""
+        final = self.arm.latest_joints()
+        if final is None or self.settings.pause_after_episode_s <= 0:
+            return
+        self.state = "showing the final pose"
+        deadline = self.clock.now() + self.settings.pause_after_episode_s
+        self.hold(self._targets_at(final), lambda: self.clock.now() >= deadline)
 
     def wait_for_feedback(self) -> None:
         """Until the driver publishes joint_states with every joint of the arm (at start, after a bus fault)."""
