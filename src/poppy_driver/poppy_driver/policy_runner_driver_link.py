@@ -1,0 +1,130 @@
+"""The poppy_driver node as the policy runner's ``ArmLink``: joint_states, /diagnostics, commands and services.
+
+ROS callbacks (the executor thread) only store readings; the runner's worker thread reads them, publishes commands
+and calls the services, waiting on the futures the executor completes.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import PointStamped
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from rclpy.time import Time
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+
+from .policy_runner.errors import ArmNotReady, DeployError, Stopped
+from .policy_runner.goals import goal_from_point
+from .policy_runner.readings import JointReading, PuckReading, PuckTrack
+from .policy_runner.task import DeployTask
+
+SERVICE_TIMEOUT_S = 10.0
+POLL_S = 0.05
+
+
+class DriverLink:
+    def __init__(self, node: Node, task: DeployTask, driver: str, frames: tuple[str, str],
+                 stop: threading.Event) -> None:
+        self._node, self._task, self._frames, self._stop = node, task, frames, stop
+        self._lock = threading.Lock()
+        self._joints: JointReading | None = None
+        self._puck = PuckTrack()
+        self._compliant: bool | None = None
+        self._compliance_known_after = 0  # [ns] of the node's clock, like the driver's diagnostics stamps
+        self._bus_status_name = f"{driver}: bus"
+        node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=10))
+        node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, QoSProfile(depth=10))
+        if task.needs_puck:
+            node.create_subscription(PointStamped, "puck", self._on_puck, QoSProfile(depth=10))
+        self._commands = node.create_publisher(Float64MultiArray, f"{driver}/commands", QoSProfile(depth=1))
+        self._set_compliant = node.create_client(SetBool, f"{driver}/set_compliant")
+        self._go_to_rest = node.create_client(Trigger, f"{driver}/go_to_rest")
+
+    # ArmLink ---------------------------------------------------------------------------------------------------
+    def latest_joints(self) -> JointReading | None:
+        with self._lock:
+            return self._joints
+
+    def latest_puck(self) -> PuckReading | None:
+        with self._lock:
+            return self._puck.latest
+
+    def send(self, positions: Sequence[float]) -> None:
+        if self._node.context.ok():  # Ctrl-C may shut rclpy down while the worker is between two checks
+            self._commands.publish(Float64MultiArray(data=[float(v) for v in positions]))
+
+    def compliant(self) -> bool | None:
+        with self._lock:
+            return self._compliant
+
+    def stiffen(self) -> None:
+        reply = self._call(self._set_compliant, SetBool.Request(data=False))
+        if not reply.success:
+            raise ArmNotReady(f"the driver refused: {reply.message}")
+        with self._lock:  # reports stamped before this answer describe the arm before it stiffened
+            self._compliant, self._compliance_known_after = False, self._node.get_clock().now().nanoseconds
+        self._node.get_logger().info(f"arm stiff: {reply.message}")
+
+    def go_to_rest(self) -> None:
+        reply = self._call(self._go_to_rest, Trigger.Request())
+        if not reply.success:
+            raise ArmNotReady(f"the driver refused: {reply.message}")
+        self._node.get_logger().info(f"go_to_rest: {reply.message}")
+
+    def _call(self, client, request):
+        deadline = time.monotonic() + SERVICE_TIMEOUT_S
+        while not client.service_is_ready():
+            if time.monotonic() > deadline:
+                raise ArmNotReady(f"service {client.srv_name} is not available (is the driver running?)")
+            if self._stop.wait(POLL_S):
+                raise Stopped()
+        done = threading.Event()
+        future = client.call_async(request)
+        future.add_done_callback(lambda _: done.set())
+        while not done.wait(POLL_S):
+            if self._stop.is_set():
+                raise Stopped()
+            if time.monotonic() > deadline:
+                raise ArmNotReady(f"no answer from {client.srv_name} within {SERVICE_TIMEOUT_S:g} s")
+        return future.result()
+
+    # ROS callbacks ---------------------------------------------------------------------------------------------
+    def _on_joint_states(self, msg: JointState) -> None:
+        try:
+            reading = JointReading.from_message(msg.name, msg.position, msg.velocity, time.monotonic())
+        except DeployError as error:
+            self._node.get_logger().warning(f"ignored joint_states: {error}", throttle_duration_sec=5.0)
+            return
+        with self._lock:
+            self._joints = reading
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        stamp = Time.from_msg(msg.header.stamp).nanoseconds
+        for status in msg.status:
+            if status.name != self._bus_status_name:
+                continue
+            compliant = {kv.key: kv.value for kv in status.values}.get("compliant")
+            with self._lock:
+                if stamp < self._compliance_known_after:
+                    return
+                if status.level != DiagnosticStatus.OK:
+                    self._compliant = None  # bus down: unknown
+                elif compliant is not None:
+                    self._compliant = compliant == "True"
+
+    def _on_puck(self, msg: PointStamped) -> None:
+        try:  # the same frames as goals; the puck lies on the table
+            position = goal_from_point(self._task, (msg.point.x, msg.point.y, msg.point.z), msg.header.frame_id,
+                                       *self._frames).world
+        except DeployError as error:
+            self._node.get_logger().warning(f"ignored puck position: {error}", throttle_duration_sec=5.0)
+            return
+        now = time.monotonic()
+        stamp = Time.from_msg(msg.header.stamp).nanoseconds * 1e-9
+        with self._lock:
+            self._puck.update(position[0], position[1], stamp or now, now)
