@@ -18,5 +18,9 @@ if [[ -f $ADR_ROOT/ros2_ws/install/setup.bash ]]; then
 else
     echo "scripts/env.sh: ros2_ws/install is missing; run scripts/setup.sh first" >&2
 fi
-# The user-facing commands (adr_launch, adr_monitor, adr-train) on PATH, as `ros2 run` would find them.
-export PATH=$ADR_ROOT/ros2_ws/install/adr/lib/adr:$ADR_ROOT/ros2_ws/install/adr_core/lib/adr_core:$PATH
+# The user-facing commands (adr_launch, adr_monitor, adr-train, adr-report, adr_viewer, ...) on PATH, as
+# `ros2 run` would find them.
+for _pkg in adr adr_core adr_viewer poppy_driver; do
+    export PATH=$ADR_ROOT/ros2_ws/install/$_pkg/lib/$_pkg:$PATH
+done
+unset _pkg

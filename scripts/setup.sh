@@ -44,6 +44,13 @@ else
     log "venv up to date ($VENV)"
 fi
 
+# Headless Chromium for the browser-view test (Debian package; only where apt can install it).
+if ! command -v chromium >/dev/null && [[ ${ADR_SKIP_APT:-0} != 1 && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    log "installing Debian's chromium (browser-view test; ADR_SKIP_APT=1 skips this)"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        chromium fonts-liberation >/dev/null; } || log "chromium could not be installed: the browser-view test will skip"
+fi
+
 BUILD_STAMP=ros2_ws/install/.adr-build
 sources=$( (echo "$pins"; find src -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1)
 if [[ $FORCE == 1 || ! -f $BUILD_STAMP || $(cat "$BUILD_STAMP") != "$sources" ]]; then

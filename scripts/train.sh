@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
-# The README's main job: one ADR training run on LunarLander with results in runs/<name>/.
-# Extra arguments go to adr-train (see `adr-train --help`), e.g. scripts/train.sh --budget 100000 --seed 1
+# The README's main job: an ADR training run on LunarLander as the ROS 2 node graph (sampler, simulator instances,
+# discriminator, trainer as separate processes over DDS), then the evaluation report of that run.
+#
+#   scripts/train.sh                                   # ~15 min on 2 cores: 30k agent steps, then the report
+#   scripts/train.sh budget:=200000 seed:=1 method:=udr  # any train_sim.launch.py argument (adr_launch ... --show-args)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RUN_DIR=${ADR_RUN_DIR:-$ROOT/runs/lunar_lander_adr_$(date +%Y%m%d-%H%M%S)}
-exec adr-train --config "$ROOT/src/adr_core/adr_core/config/experiments/lunar_lander_adr.yaml" --out "$RUN_DIR" "$@"
+RUN_DIR=$ROOT/runs/lunar_lander_adr_$(date +%Y%m%d-%H%M%S)
+args=("env:=adr/LunarLander-v0" "method:=adr" "budget:=30000" "instances:=1" "run_dir:=$RUN_DIR")
+for arg in "$@"; do  # later assignments win, so user arguments override the defaults above
+    [[ $arg == run_dir:=* ]] && RUN_DIR=${arg#run_dir:=}
+    args+=("$arg")
+done
+echo "[train] run directory: $RUN_DIR"
+adr_launch adr train_sim.launch.py "${args[@]}"
+echo "[train] evaluating the trained policy and writing the report"
+adr-report "$RUN_DIR" --out "$RUN_DIR/report"
+echo "[train] done: $RUN_DIR/report/summary.md (figures beside it), TensorBoard: tensorboard --logdir $RUN_DIR/tb"

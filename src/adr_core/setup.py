@@ -29,6 +29,8 @@ setup(
     entry_points={
         "console_scripts": [
             "adr-train = adr_core.training.cli:main",
+            "adr-evaluate = adr_core.evaluation.cli:evaluate_main",
+            "adr-report = adr_core.evaluation.cli:report_main",
         ],
     },
 )

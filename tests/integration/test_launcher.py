@@ -1,15 +1,16 @@
 """The pip-path launcher starts the graph described in adr/graph.py as real processes and stops it cleanly."""
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from adr.graph import GRAPHS, graph_for_launch_file
 from adr.launcher import node_command
 
+from graph_runs import start_graph
 from ros_processes import executable
 
 
@@ -31,23 +32,25 @@ def test_node_command_matches_the_description() -> None:
     command = node_command(sampler)
     assert command[0] == str(executable("adr_sampler_node", "sampler_node"))
     assert command[command.index("-r") + 1] == "__node:=adr_sampler"
-    assert "seed:=5" in command and "env_id:=adr/LunarLander-v0" in command
+    overrides = command[command.index("-p", command.index("__node:=adr_sampler")) + 1:]
+    assert any(arg.startswith("overrides:=") and "seed: 5" in arg and "env_id: adr/LunarLander-v0" in arg
+               for arg in overrides), command
 
 
 def test_launcher_runs_the_graph_and_stops_on_ctrl_c(ros_env: dict[str, str], tmp_path: Path) -> None:
-    launcher = subprocess.Popen(
-        [str(executable("adr", "adr_launch")), "adr", "train_sim.launch.py", "seed:=4",
-         "--domain-id", ros_env["ROS_DOMAIN_ID"]],
-        env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    launcher = start_graph(tmp_path, ros_env, 100_000, "seed:=4", "instances:=1")
     try:
-        monitor = subprocess.run([str(executable("adr", "adr_monitor")), "--propose", "2", "--timeout", "60"],
-                                 env=ros_env, capture_output=True, text=True, timeout=90)
+        # a second process watches the proposals the running graph's sampler publishes
+        monitor = subprocess.run([str(executable("adr", "adr_monitor")), "--count", "4", "--timeout", "90"],
+                                 env=ros_env, capture_output=True, text=True, timeout=120)
         assert monitor.returncode == 0, monitor.stderr
-        assert '"message": "iteration 0: 2 proposals"' in monitor.stdout
+        proposals = [json.loads(line) for line in monitor.stdout.splitlines()]
+        assert {p["env_id"] for p in proposals} == {"adr/LunarLander-v0"}
     finally:
-        time.sleep(0.2)
         launcher.send_signal(signal.SIGINT)
-        output, _ = launcher.communicate(timeout=30)
+        output, _ = launcher.communicate(timeout=120)
     assert launcher.returncode == 0, output
-    assert "[adr_sampler]" in output and "sampling 1-D space of adr/LunarLander-v0" in output
+    for name in ("adr_sampler", "adr_sim_0", "adr_discriminator", "adr_trainer"):
+        assert f"[adr_launch] started {name}" in output
+    assert "checkpoint of iteration" in output  # Ctrl-C leaves a final checkpoint
     assert "Traceback" not in output

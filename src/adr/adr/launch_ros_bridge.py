@@ -34,6 +34,7 @@ def _node(spec: NodeSpec) -> Node:
         parameters=[dict(spec.parameters)],
         arguments=list(spec.arguments),
         respawn=spec.respawn,
+        sigterm_timeout=str(spec.shutdown_timeout),
         on_exit=[Shutdown(reason=f"{spec.name} exited")] if spec.required else None,
         output="screen",
     )

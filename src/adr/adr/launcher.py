@@ -108,14 +108,15 @@ def run_graph(graph: Graph, overrides: dict[str, str], env: dict[str, str]) -> i
     return status
 
 
-def _shutdown(running: list[_Running], grace_s: float = 15.0) -> None:
+def _shutdown(running: list[_Running]) -> None:
     for entry in running:
         if entry.process.poll() is None:
             entry.process.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + grace_s
+    started = time.monotonic()
     for entry in running:
+        grace_s = entry.spec.shutdown_timeout
         try:
-            entry.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            entry.process.wait(timeout=max(0.1, started + grace_s - time.monotonic()))
         except subprocess.TimeoutExpired:
             print(f"[adr_launch] {entry.spec.name} ignored Ctrl-C for {grace_s:.0f} s; killing it", flush=True)
             os.killpg(entry.process.pid, signal.SIGKILL)

@@ -26,7 +26,7 @@ from adr_ros import qos, topics, trajectories
 from adr_ros.arrays import to_field
 from adr_ros.checkpoints import SnapshotKeeper, checkpoint_dir, load_component
 from adr_ros.diagnostics import NodeDiagnostics
-from adr_ros.lifecycle import run_node
+from adr_ros.lifecycle import run_node, trainer_is_running
 from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run_parameters
 from diagnostic_msgs.msg import DiagnosticStatus
@@ -153,7 +153,7 @@ class DiscriminatorNode(Node):
 
 
 def main() -> int:
-    return run_node(DiscriminatorNode, on_shutdown=lambda node: node.save_on_shutdown())
+    return run_node(DiscriminatorNode, on_shutdown=lambda node: node.save_on_shutdown(), linger=trainer_is_running)
 
 
 if __name__ == "__main__":

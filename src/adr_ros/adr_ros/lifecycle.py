@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 import rclpy
@@ -21,16 +22,29 @@ def init_without_signal_handlers(args: list[str] | None = None) -> None:
     rclpy.init(args=args if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
 
 
-def spin_until_shutdown(node: Node, stop: threading.Event | None = None,
-                        executor: Executor | None = None) -> threading.Event:
-    """Spin ``node`` until SIGINT/SIGTERM or ``stop`` is set; returns the stop event."""
+def stop_on_signals(stop: threading.Event | None = None) -> threading.Event:
+    """SIGINT/SIGTERM set the returned event (install it first thing: a signal during start-up is not lost)."""
     stop = stop or threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    return stop
+
+
+def spin_until_shutdown(node: Node, stop: threading.Event | None = None, executor: Executor | None = None, *,
+                        linger: Callable[[], bool] | None = None, linger_timeout: float = 300.0) -> threading.Event:
+    """Spin ``node`` until SIGINT/SIGTERM or ``stop`` is set; returns the stop event.
+
+    ``linger``: after the stop, keep serving while it returns True (at most ``linger_timeout`` s) — e.g. while the
+    trainer still needs this node to finish the iteration it is checkpointing.
+    """
+    stop = stop or stop_on_signals()
     executor = executor or SingleThreadedExecutor()
     executor.add_node(node)
     try:
         while not stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
+        deadline = time.monotonic() + linger_timeout
+        while linger is not None and rclpy.ok() and time.monotonic() < deadline and linger():
             executor.spin_once(timeout_sec=0.1)
     except ExternalShutdownException:
         pass
@@ -40,12 +54,14 @@ def spin_until_shutdown(node: Node, stop: threading.Event | None = None,
 
 
 def run_node(make_node: Callable[[], Node], on_shutdown: Callable[[Node], None] | None = None, *,
-             make_executor: Callable[[], Executor] | None = None) -> int:
+             make_executor: Callable[[], Executor] | None = None,
+             linger: Callable[[Node], bool] | None = None) -> int:
     """``main()`` of an ADR node: build it, spin until Ctrl-C, run ``on_shutdown``, exit 0 (1 if it failed to start).
 
     ``make_executor`` (called after ``rclpy.init``): e.g. a MultiThreadedExecutor for a node whose callbacks block
-    while waiting for another callback; default a SingleThreadedExecutor.
+    while waiting for another callback; default a SingleThreadedExecutor. ``linger(node)``: see spin_until_shutdown.
     """
+    stop = stop_on_signals()
     init_without_signal_handlers()
     try:
         node = make_node()
@@ -55,7 +71,7 @@ def run_node(make_node: Callable[[], Node], on_shutdown: Callable[[Node], None] 
         return 1
     executor = make_executor() if make_executor is not None else None
     try:
-        spin_until_shutdown(node, executor=executor)
+        spin_until_shutdown(node, stop, executor=executor, linger=None if linger is None else (lambda: linger(node)))
         if on_shutdown is not None:
             on_shutdown(node)
     finally:
@@ -64,3 +80,11 @@ def run_node(make_node: Callable[[], Node], on_shutdown: Callable[[Node], None] 
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+TRAINER_NODE = "adr_trainer"
+
+
+def trainer_is_running(node: Node) -> bool:
+    """Whether the graph's trainer is still up (it may be writing the final checkpoint, which needs this node)."""
+    return TRAINER_NODE in node.get_node_names()

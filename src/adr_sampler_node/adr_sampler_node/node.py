@@ -20,7 +20,7 @@ from adr_ros import parameter_sets, qos, topics
 from adr_ros.arrays import from_field, to_field
 from adr_ros.checkpoints import SnapshotKeeper, load_component
 from adr_ros.diagnostics import NodeDiagnostics
-from adr_ros.lifecycle import run_node
+from adr_ros.lifecycle import run_node, trainer_is_running
 from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run_parameters
 from diagnostic_msgs.msg import DiagnosticStatus
@@ -176,7 +176,7 @@ def _mean_pairwise_distance(points: np.ndarray) -> float:
 
 
 def main() -> int:
-    return run_node(SamplerNode, on_shutdown=lambda node: node.save_on_shutdown())
+    return run_node(SamplerNode, on_shutdown=lambda node: node.save_on_shutdown(), linger=trainer_is_running)
 
 
 if __name__ == "__main__":

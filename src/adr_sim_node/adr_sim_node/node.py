@@ -23,6 +23,7 @@ from adr_interfaces.msg import PolicyWeights
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_ros import policy_weights, qos, topics, trajectories
 from adr_ros.diagnostics import NodeDiagnostics
+from adr_ros.executors import JoiningMultiThreadedExecutor
 from adr_ros.lifecycle import run_node
 from adr_ros.metrics import MetricPublisher
 from adr_ros.parameter_sets import Proposal
@@ -34,7 +35,6 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
-from adr_sim_node.executor import JoiningMultiThreadedExecutor
 from adr_sim_node.ergo_state import ErgoStatePublisher, is_ergo
 from adr_sim_node.goal_check import REASONS as GOAL_REJECTIONS
 from adr_sim_node.goal_check import InvalidGoal, checked_setting

@@ -27,6 +27,9 @@ from rclpy.task import Future
 from adr_ros import topics
 
 
+TRAJECTORY_GRACE_S = 2.0
+
+
 @dataclass
 class _InFlight:
     slot: int
@@ -54,6 +57,7 @@ class RolloutDispatcher:
         self._in_flight: dict[str, _InFlight] = {}
         self._benched: dict[str, float] = {}  # failed instance -> since when; skipped for one timeout period
         self._attempts: dict[int, int] = {}
+        self._ended: dict[int, float] = {}  # slot -> when its last goal ended
         self._goals: dict[int, RollOut.Goal] = {}
         self.report = DispatchReport()
         self._lock = threading.Lock()
@@ -77,6 +81,7 @@ class RolloutDispatcher:
                                                   min_policy_version=min_policy_version) for msg in proposals}
             self._queue = deque(sorted(self._goals))
             self._attempts = {slot: 0 for slot in self._goals}
+            self._ended = {}
             self.report = DispatchReport()
             self.error = None
             self.finished.clear()
@@ -98,10 +103,14 @@ class RolloutDispatcher:
                 self.finished.set()
 
     def requeue_unfinished(self, done: set[int]) -> None:
-        """Slots whose trajectories never arrived although their goal ended go back to the queue."""
+        """Slots whose trajectories never arrived although their goal ended (a while ago: the result may overtake the
+        trajectory on the wire) go back to the queue."""
         busy = {flight.slot for flight in self._in_flight.values()}
+        now = time.monotonic()
         for slot in sorted(set(self._goals) - done - busy - set(self._queue)):
-            self._queue.append(slot)
+            if now - self._ended.get(slot, now) > TRAJECTORY_GRACE_S:
+                self._queue.append(slot)
+                self._ended.pop(slot)
 
     def poll(self, done: set[int]) -> None:
         """Advance: collect finished goals, time out stuck ones, hand queued slots to idle instances."""
@@ -134,6 +143,7 @@ class RolloutDispatcher:
             flight.result_future = handle.get_result_async()
         if flight.result_future is not None and flight.result_future.done():
             del self._in_flight[name]
+            self._ended[flight.slot] = now
             result = flight.result_future.result().result
             if not result.success:
                 self._fail(name, flight, f"{name} failed slot {flight.slot}: {result.message}", bench=False)

@@ -13,7 +13,6 @@ update of iteration k runs while iteration k+1 is rolled out with the latest pub
 from __future__ import annotations
 
 import math
-import signal
 import sys
 import threading
 import time
@@ -30,7 +29,7 @@ from adr_core.training.checkpoint import CheckpointError
 from adr_core.training.config import ConfigError
 from adr_core.training.run_log import RunLog
 from adr_core.training.seeding import component_seed
-from adr_core.training.trainer import METRIC_COLUMNS, IterationResult, resolve_device
+from adr_core.training.trainer import METRIC_COLUMNS, IterationResult, periodic_evaluation, resolve_device
 from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
@@ -38,13 +37,13 @@ from adr_ros import policy_weights, qos, topics
 from adr_ros.arrays import from_field
 from adr_ros.checkpoints import checkpoint_dir, component_file, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
-from adr_ros.lifecycle import init_without_signal_handlers
+from adr_ros.executors import JoiningMultiThreadedExecutor
+from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
 from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run_parameters
 from diagnostic_msgs.msg import DiagnosticStatus
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
 from adr_trainer_node.agent_checkpoint import load_agent, save_agent
@@ -60,7 +59,7 @@ class StopRequested(Exception):
 
 
 class TrainerNode(Node):
-    def __init__(self) -> None:
+    def __init__(self, stop_requested: threading.Event | None = None) -> None:
         super().__init__("adr_trainer")
         self.config, self.run_dir = declare_run_parameters(self, default_torch_threads=0)
         cfg = self.config
@@ -115,7 +114,7 @@ class TrainerNode(Node):
         self.dispatcher = RolloutDispatcher(self, self.instances, self.rollout_timeout)
         self.metrics = MetricPublisher(self, METRICS)
         self.diagnostics = NodeDiagnostics(self)
-        self.stop_requested = threading.Event()
+        self.stop_requested = stop_requested or threading.Event()
         self.last_completed: int | None = self.iteration - 1 if resume else None
         self.last_checkpoint: int | None = self.last_completed
         self.get_logger().info(
@@ -145,6 +144,7 @@ class TrainerNode(Node):
         self.config.to_yaml(self.run_dir / "config.yaml")
         log = RunLog(self.run_dir, METRIC_COLUMNS, self.space.names, tensorboard=self.config.tensorboard,
                      start_iteration=self.iteration)
+        self.evaluation = periodic_evaluation(self.config, self.run_dir, self.iteration)
         learning: threading.Thread | None = None
         try:
             self._wait_for_graph()
@@ -174,7 +174,12 @@ class TrainerNode(Node):
             if learning is not None:
                 learning.join()
             if self.last_completed is not None and self.last_checkpoint != self.last_completed:
-                self.checkpoint(self.last_completed, final=True)
+                try:
+                    self.checkpoint(self.last_completed, final=True)
+                except CheckpointError as error:
+                    self.get_logger().warning(
+                        f"no final checkpoint of iteration {self.last_completed} ({error}); checkpoints/latest.json "
+                        f"still names iteration {self.last_checkpoint}")
             log.close()
         self.get_logger().info(f"finished: {self.agent.transitions_seen} agent steps, {self.iteration} iterations, "
                                f"run dir {self.run_dir}")
@@ -204,6 +209,8 @@ class TrainerNode(Node):
         log.log_samples(k, result.proposals, result.parameters)
         self.last_completed = k
         self._report_progress(row, n_updates, t_agent)
+        if self.evaluation is not None:
+            self.evaluation.maybe_run(k + 1, self.agent.transitions_seen, self.agent.actor_state_dict())
         if (k + 1) % self.config.checkpoint_every == 0:
             self.checkpoint(k)
 
@@ -330,18 +337,23 @@ class TrainerNode(Node):
 
 
 def main() -> int:
+    stop = stop_on_signals()  # before anything slow: Ctrl-C during start-up is not lost
     init_without_signal_handlers()
     try:
-        node = TrainerNode()
+        node = TrainerNode(stop)
     except (ValueError, CheckpointError) as error:
         print(f"[fatal] {error}", file=sys.stderr, flush=True)
         rclpy.try_shutdown()
         return 1
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: node.stop_requested.set())
-    executor = MultiThreadedExecutor(num_threads=3)
+    executor = JoiningMultiThreadedExecutor(num_threads=3)
     executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    training_over = threading.Event()
+
+    def spin() -> None:
+        while not training_over.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
+
+    spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
     status = 0
     try:
@@ -350,6 +362,8 @@ def main() -> int:
         node.get_logger().error(str(error))
         status = 1
     finally:
+        training_over.set()
+        spinner.join()
         executor.shutdown(timeout_sec=2.0)
         node.destroy_node()
         rclpy.try_shutdown()

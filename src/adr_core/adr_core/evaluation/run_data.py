@@ -113,6 +113,8 @@ def load_run(path: str | Path) -> RunData:
     samples = Samples(names, columns.get("iteration", np.zeros(0)).astype(np.int64), table([f"u_{n}" for n in names]),
                       table(list(names)))
     evaluation = read_columns(path / EVALUATION_FILE) if (path / EVALUATION_FILE).is_file() else None
+    if evaluation and not len(evaluation.get("iteration", ())):
+        evaluation = None  # header only: the run ended before its first periodic evaluation
     return RunData(path, config, read_columns(path / METRICS), samples, evaluation or None)
 
 

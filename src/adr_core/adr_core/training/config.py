@@ -58,6 +58,10 @@ class TrainConfig:
     torch_threads: int = option(0, "torch.set_num_threads for the run; 0 = leave torch's default.")
     checkpoint_every: int = option(10, "Write checkpoints/latest.pt every this many iterations (and at the end).")
     keep_checkpoint_every: int = option(100, "Also keep checkpoints/iter_<n>.pt every this many iterations; 0 = never.")
+    evaluate_every: int = option(10, "Every this many iterations evaluate the deterministic policy on the "
+                                     "'reference' setting and the space's 'hard' range and append to "
+                                     "<out>/evaluation.csv (learning curves for adr-report); 0 = never.")
+    evaluate_episodes: int = option(5, "Episodes per evaluated setting of the periodic evaluation.")
     tensorboard: bool = option(True, "Write TensorBoard scalars to <out>/tb.")
     progress: bool = option(True, "Show a progress bar (tqdm) with ETA and live metrics.")
     agent: AgentConfig = field(default_factory=AgentConfig, metadata={"help": "Agent (DDPG/TD3) hyperparameters."})
@@ -68,7 +72,7 @@ class TrainConfig:
     # fields that may differ when a run is resumed
     RUNTIME_FIELDS: typing.ClassVar[tuple[str, ...]] = (
         "total_agent_steps", "device", "torch_threads", "checkpoint_every", "keep_checkpoint_every", "tensorboard",
-        "progress")
+        "progress", "evaluate_every", "evaluate_episodes")
 
     def __post_init__(self) -> None:
         if self.sampler not in SAMPLER_KINDS:
@@ -78,7 +82,9 @@ class TrainConfig:
         for name in ("total_agent_steps", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("torch_threads", "keep_checkpoint_every"):
+        if self.evaluate_episodes < 1:
+            raise ConfigError(f"evaluate_episodes must be >= 1, got {self.evaluate_episodes}")
+        for name in ("torch_threads", "keep_checkpoint_every", "evaluate_every"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.max_episode_steps is not None and self.max_episode_steps < 1:

@@ -60,6 +60,16 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def periodic_evaluation(config: TrainConfig, out_dir: Path, start_iteration: int):
+    """The learning-curve hook (reference and 'hard' settings) both trainers call after each iteration, or None."""
+    if not config.evaluate_every:
+        return None
+    from ..evaluation.periodic import PeriodicEvaluation
+
+    return PeriodicEvaluation(out_dir, config.env_id, every=config.evaluate_every, episodes=config.evaluate_episodes,
+                              max_episode_steps=config.max_episode_steps, start_iteration=start_iteration)
+
+
 def _mean(values: list[float]) -> float:
     finite = [v for v in values if not math.isnan(v)]
     return float(np.mean(finite)) if finite else float("nan")
@@ -220,8 +230,10 @@ class Trainer:
         from tqdm.auto import tqdm
 
         cfg = self.config
+        evaluation = None
         if self.out_dir is not None:
             self._open_log()
+            evaluation = periodic_evaluation(cfg, self.out_dir, self.iteration)
         rows = []
         bar = tqdm(total=cfg.total_agent_steps, initial=min(self.agent_steps, cfg.total_agent_steps), unit="step",
                    desc=f"{cfg.sampler} {cfg.env_id}", disable=not cfg.progress, dynamic_ncols=True)
@@ -236,6 +248,8 @@ class Trainer:
                     self.log.log_iteration(row)
                     self.log.log_samples(result.iteration, result.proposals, result.parameters)
                     self._periodic_checkpoints()
+                if evaluation is not None:
+                    evaluation.maybe_run(self.iteration, self.agent_steps, self.agent.actor_state_dict())
                 bar.update(min(self.agent_steps, cfg.total_agent_steps) - min(before, cfg.total_agent_steps))
                 bar.set_postfix_str(self._postfix(row), refresh=False)
             if self.out_dir is not None and rows and self.iteration % cfg.checkpoint_every != 0:
