@@ -136,3 +136,17 @@ def test_puck_velocity_is_the_difference_of_the_last_two_positions() -> None:
 def test_joint_states_of_the_wrong_shape_are_refused() -> None:
     with pytest.raises(DeployError, match="6 names, 5 positions"):
         JointReading.from_message(list(JOINT_NAMES), [0.0] * 5, [0.0] * 6, 0.0)
+
+
+def test_the_start_pose_and_its_tolerance_are_the_envs() -> None:
+    from adr_core.envs import ergo_pusher, ergo_reacher
+    from poppy_driver.policy_runner.task import START_TOLERANCE_RAD
+
+    assert START_TOLERANCE_RAD == ergo_reacher.START_NOISE == ergo_pusher.START_NOISE
+    env = make_env(REACHER)
+    for seed in range(3):
+        env.reset(seed=seed)
+        start = env.unwrapped.joint_positions()
+        assert np.abs(start).max() <= START_TOLERANCE_RAD  # every joint starts within the tolerance of 0
+        assert task_for(REACHER).start_pose == dict.fromkeys(JOINT_NAMES, 0.0)
+    env.close()

@@ -32,6 +32,7 @@ from .policy_runner.loading import load_deployable
 from .policy_runner.pacing import MonotonicClock
 from .policy_runner.results_file import ResultsFile
 from .policy_runner.summary import EpisodeSummary
+from .policy_runner.task import START_TOLERANCE_RAD
 from .policy_runner_driver_link import DriverLink
 from .policy_runner_messages import goal_point, runner_diagnostics
 
@@ -60,7 +61,8 @@ class PolicyRunnerNode(Node):
         torch_threads = p("torch_threads", 1, "Torch CPU threads for the policy")
         results_file = p("results_file", "", "Append each episode summary (JSON) to this file ('': none)")
         settings = RunnerSettings(
-            start_tolerance_rad=p("start_tolerance", 0.05, "Start pose reached when every joint is this close [rad]"),
+            start_tolerance_rad=p("start_tolerance", START_TOLERANCE_RAD,
+                                  "Start pose reached when every joint is this close [rad]"),
             start_timeout_s=p("start_timeout", 10.0, "Give up waiting for the start pose after this long [s]"),
             feedback_timeout_s=p("feedback_timeout", 0.25, "Feedback older than this aborts an episode [s]"),
             pause_after_episode_s=p("pause_after_episode", 1.0, "Hold the final pose this long [s]"))

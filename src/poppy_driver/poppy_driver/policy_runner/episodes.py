@@ -22,6 +22,7 @@ from .observation import build_observation, clipped_action, joint_targets
 from .pacing import Clock, Pacer, TickTiming
 from .readings import JointReading, PuckReading
 from .summary import EpisodeSummary
+from .task import START_TOLERANCE_RAD
 
 FEEDBACK_POLL_S = 0.001
 RETRY_PERIOD_S = 0.5
@@ -53,7 +54,7 @@ class GoalSource(Protocol):
 
 @dataclass(frozen=True)
 class RunnerSettings:
-    start_tolerance_rad: float = 0.05  # the env starts within +-0.05 rad of 0
+    start_tolerance_rad: float = START_TOLERANCE_RAD
     start_timeout_s: float = 10.0
     feedback_timeout_s: float = 0.25  # joint_states (or puck) older than this -> no episode
     pause_after_episode_s: float = 1.0  # hold the final pose this long (to look at it)

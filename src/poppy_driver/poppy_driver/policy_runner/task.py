@@ -18,6 +18,7 @@ from .errors import DeployError
 # reset every joint to 0 (+- START_NOISE on the actuated ones): the runner holds and starts there too.
 HELD_TARGET_RAD = 0.0
 START_POSE_RAD = 0.0
+START_TOLERANCE_RAD = ergo_reacher.START_NOISE  # = ergo_pusher.START_NOISE: the envs' own spread of start poses
 
 
 @dataclass(frozen=True)
