@@ -9,7 +9,9 @@ The bus work happens in a control-loop thread (PoppyArm.step); ROS callbacks onl
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 import time
 
 import rclpy
@@ -17,10 +19,11 @@ import rclpy.logging
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
@@ -189,11 +192,19 @@ class PoppyDriverNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args if args is not None else sys.argv)
+    # Ctrl-C only sets a flag: the control loop is stopped before rclpy shuts down, so it never publishes into a
+    # context that is going away (rclpy's own handler shuts the context down under the running loop thread).
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    rclpy.init(args=args if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
         node = PoppyDriverNode()
-        rclpy.spin(node)
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while not stop.is_set() and rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except (ConfigError, ParameterException) as error:
