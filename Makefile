@@ -6,13 +6,15 @@ ENV := source scripts/env.sh
 # Extra arguments, e.g. make train ARGS="--budget 50000"   make test ARGS="-k svpg"
 ARGS ?=
 
-.PHONY: setup train test test-core test-integration clean help
+.PHONY: setup train test test-core test-integration clean help bench-setup bench
 
 help:
 	@echo "make train   - set up (first time) and run the main job: an ADR training run with results"
 	@echo "make test    - set up (first time) and run the whole test suite"
 	@echo "make setup   - only the set-up: .venv with pinned packages + colcon build of ros2_ws/"
 	@echo "make clean   - remove ros2_ws build products (keeps .venv)"
+	@echo "make bench-setup - add the benchmark-only packages (stable-baselines3) to .venv"
+	@echo "make bench   - the speed benchmarks of docs/benchmarks.md (long: run on an idle machine)"
 
 setup:
 	@bash scripts/setup.sh
@@ -31,3 +33,17 @@ test-integration: setup
 
 clean:
 	rm -rf ros2_ws/build ros2_ws/install ros2_ws/log
+
+bench-setup: setup
+	@$(ENV) && pip install -q -r requirements/benchmarks.txt -c requirements/constraints.txt
+
+# Every speed benchmark of docs/benchmarks.md in turn; Markdown tables on stdout, JSON under runs/bench/. About an
+# hour on 2 idle cores (the reproduction grid is separate: benchmarks/reproduce.py, docs/reproduction.md).
+bench: bench-setup
+	@$(ENV) && mkdir -p runs/bench && \
+		python benchmarks/learner.py --threads 1 2 --json runs/bench/learner.json && \
+		python benchmarks/threads.py --json runs/bench/threads.json && \
+		python benchmarks/scaling.py --json runs/bench/scaling.json && \
+		python benchmarks/memory.py --in-process --json runs/bench/memory.json && \
+		python benchmarks/vs_sb3.py --json runs/bench/vs_sb3.json && \
+		python benchmarks/graph.py --json runs/bench/graph.json
