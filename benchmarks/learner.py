@@ -206,8 +206,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
-        reason = f"skipped: torch {torch.__version__} sees no CUDA device (torch.cuda.is_available() is False)"
-        print(f"learner on CUDA: {reason}")
+        reason = f"torch {torch.__version__} sees no CUDA device (torch.cuda.is_available() is False)"
+        print(f"learner on CUDA: skipped: {reason}")
         if args.json:
             args.json.write_text(json.dumps({"device": "cuda", "skipped": reason}, indent=1))
         return 0
