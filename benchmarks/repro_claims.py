@@ -11,8 +11,10 @@ Rules (``n >= 2`` seeds per method involved, else "inconclusive"):
   A more consistent than B  r = s_B / s_A: r >= 2 -> reproduced; r <= 1/2 -> not reproduced; else inconclusive.
   A does well on hard       mean - s beyond the solved threshold (LunarLander: > 200) -> reproduced;
                             mean + s short of it -> not reproduced; else inconclusive.
-  A fails on hard           mean + s short of the threshold -> reproduced; mean - s beyond it -> not reproduced;
-                            else inconclusive.
+  A fails on hard           only judged once A does well on its own training setting (reference: mean - s beyond
+                            the threshold; else inconclusive: failing everywhere says nothing about the hard range);
+                            then mean + s short of the threshold -> reproduced; mean - s beyond it -> not
+                            reproduced; else inconclusive.
 One-sided Welch t-test and F-test p-values are printed for information; they do not decide.
 """
 from __future__ import annotations
@@ -36,6 +38,7 @@ class MethodScores:
     method: str
     hard: dict[int, float] = field(default_factory=dict)  # seed -> value on the hard setting
     hard_solved: dict[int, float] = field(default_factory=dict)
+    reference: dict[int, float] = field(default_factory=dict)  # seed -> value on the reference setting
     full: dict[int, float] = field(default_factory=dict)  # seed -> mean over the sweep
 
     @staticmethod
@@ -61,10 +64,13 @@ def load_scores(report_dir: Path, env_id: str) -> dict[str, MethodScores]:
     methods: dict[str, MethodScores] = {}
     with (report_dir / f"{short}_scores.csv").open(newline="") as handle:
         for row in csv.DictReader(handle):
-            if row["setting"] != "hard" or row[column] == "":
+            if row["setting"] not in ("hard", "reference") or row[column] == "":
                 continue
             scores = methods.setdefault(row["method"], MethodScores(row["method"]))
             seed = int(row["seed"])
+            if row["setting"] == "reference":
+                scores.reference[seed] = float(row[column])
+                continue
             scores.hard[seed] = float(row[column])
             scores.hard_solved[seed] = float(row["solved_fraction"])
             sweep = report_dir / "sweeps" / row["run"] / "sweep_points.csv"
@@ -107,23 +113,30 @@ def more_consistent(a: MethodScores | None, b: MethodScores | None, text: str) -
                                 f"F-test p = {p:.3f}")
 
 
+def _side(values: dict[int, float], criterion: SolvedCriterion) -> tuple[bool, bool]:
+    """(clearly solves, clearly misses): mean -/+ std beyond / short of the solved threshold."""
+    mean, std, _ = MethodScores.summary(values)
+    sign = 1.0 if criterion.higher_is_better else -1.0
+    worst, best = sign * mean - std, sign * mean + std  # in "higher is better" units
+    return worst > sign * criterion.threshold, best < sign * criterion.threshold
+
+
 def against_threshold(a: MethodScores | None, criterion: SolvedCriterion, should_solve: bool, text: str) -> Claim:
     if a is None:
         return Claim(text, INCONCLUSIVE, "the method was not run")
     mean, std, n = a.summary(a.hard)
     if n < 2:
         return Claim(text, INCONCLUSIVE, f"{a.method} {_fmt(mean, std)}: fewer than 2 seeds")
-    sign = 1.0 if criterion.higher_is_better else -1.0
-    worst, best = sign * (mean - sign * std), sign * (mean + sign * std)  # in "higher is better" units
-    threshold = sign * criterion.threshold
-    solves, misses = worst > threshold, best < threshold
-    if should_solve:
-        verdict = REPRODUCED if solves else NOT_REPRODUCED if misses else INCONCLUSIVE
-    else:
-        verdict = REPRODUCED if misses else NOT_REPRODUCED if solves else INCONCLUSIVE
     solved = np.mean(list(a.hard_solved.values()))
-    return Claim(text, verdict, f"{a.method} {_fmt(mean, std)} ({criterion.label}); solved in {100 * solved:.0f}% "
-                                f"of hard episodes")
+    numbers = f"{a.method} {_fmt(mean, std)} ({criterion.label}); solved in {100 * solved:.0f}% of hard episodes"
+    solves, misses = _side(a.hard, criterion)
+    if should_solve:
+        return Claim(text, REPRODUCED if solves else NOT_REPRODUCED if misses else INCONCLUSIVE, numbers)
+    reference_mean, reference_std, _ = a.summary(a.reference)
+    numbers += f"; reference {_fmt(reference_mean, reference_std)}"
+    if not _side(a.reference, criterion)[0]:
+        return Claim(text, INCONCLUSIVE, numbers + ": it does not yet do well on its own training setting")
+    return Claim(text, REPRODUCED if misses else NOT_REPRODUCED if solves else INCONCLUSIVE, numbers)
 
 
 def paper_claims(methods: dict[str, MethodScores], env_id: str) -> list[Claim]:
@@ -140,7 +153,8 @@ def claims_data(report_dir: Path, env_id: str) -> dict:
     """The numbers and verdicts as plain data (claims.json)."""
     methods = load_scores(report_dir, env_id)
     return {"env_id": env_id,
-            "methods": {name: {"hard": s.hard, "hard_solved": s.hard_solved, "full": s.full}
+            "methods": {name: {"hard": s.hard, "hard_solved": s.hard_solved, "reference": s.reference,
+                               "full": s.full}
                         for name, s in methods.items()},
             "claims": [{"claim": c.text, "verdict": c.verdict, "numbers": c.numbers}
                        for c in paper_claims(methods, env_id)]}
@@ -153,13 +167,16 @@ def claims_markdown(report_dir: Path, env_id: str, budget: int, seeds: list[int]
     lines = [f"# Paper claims on {env_id} at {budget} agent steps per run, seeds {seeds}", "",
              f"Metric: {metric} of each run's final policy (no exploration noise); hard = the space's 'hard' range; "
              f"full = mean over the generalization sweep. Mean ± sample std across seeds.", "",
-             f"| method | seeds | hard {metric} | per seed (hard) | hard solved | full range |", "|---|---|---|---|---|---|"]
+             f"| method | seeds | hard {metric} | per seed (hard) | hard solved | reference | full range |",
+             "|---|---|---|---|---|---|---|"]
     for name, scores in methods.items():
         mean, std, n = scores.summary(scores.hard)
         full_mean, full_std, _ = scores.summary(scores.full)
+        reference_mean, reference_std, _ = scores.summary(scores.reference)
         per_seed = ", ".join(f"s{seed}: {value:.1f}" for seed, value in sorted(scores.hard.items()))
         solved = 100 * np.mean(list(scores.hard_solved.values()))
-        lines.append(f"| {name} | {n} | {_fmt(mean, std)} | {per_seed} | {solved:.0f}% | {_fmt(full_mean, full_std)} |")
+        lines.append(f"| {name} | {n} | {_fmt(mean, std)} | {per_seed} | {solved:.0f}% "
+                     f"| {_fmt(reference_mean, reference_std)} | {_fmt(full_mean, full_std)} |")
     lines += ["", "| claim | verdict at this budget | numbers |", "|---|---|---|"]
     lines += [f"| {c.text} | **{c.verdict}** | {c.numbers} |" for c in paper_claims(methods, env_id)]
     lines += ["", "Rules:", "", "```", RULES, "```", "",

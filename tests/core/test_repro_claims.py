@@ -19,8 +19,9 @@ from adr_core.envs import make_env  # noqa: E402
 ENV = "adr/LunarLander-v0"
 
 
-def write_report(report: Path, hard: dict[str, list[float]]) -> None:
-    """A scores CSV (hard + reference rows) and a 3-point sweep per run, as adr-report writes them."""
+def write_report(report: Path, hard: dict[str, list[float]], reference: dict[str, list[float]] | None = None) -> None:
+    """A scores CSV (hard + reference rows; reference = hard + 50 unless given) and a 3-point sweep per run."""
+    reference = reference or {}
     report.mkdir(parents=True, exist_ok=True)
     with (report / "lunarlander_scores.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
@@ -29,7 +30,8 @@ def write_report(report: Path, hard: dict[str, list[float]]) -> None:
         for method, values in hard.items():
             for seed, value in enumerate(values):
                 run = f"{method}_s{seed}"
-                writer.writerow([run, method, seed, "x.pt", 1000, "reference", 1, 15, value + 50, 1.0, 0.5, ""])
+                at_reference = reference.get(method, [v + 50 for v in values])[seed]
+                writer.writerow([run, method, seed, "x.pt", 1000, "reference", 1, 15, at_reference, 1.0, 0.5, ""])
                 writer.writerow([run, method, seed, "x.pt", 1000, "hard", 3, 45, value, 1.0, float(value > 200), ""])
                 sweep = report / "sweeps" / run
                 sweep.mkdir(parents=True)
@@ -46,7 +48,7 @@ def verdicts(report: Path) -> list[str]:
 
 def test_clear_results_are_reproduced(tmp_path):
     write_report(tmp_path, {"ADR": [150, 160, 155], "UDR": [50, 120, 10], "oracle": [230, 240, 250],
-                            "baseline": [-100, -90, -120]})
+                            "baseline": [-100, -90, -120]}, reference={"baseline": [250, 260, 240]})
     assert verdicts(tmp_path) == ["reproduced"] * 4
     scores = load_scores(tmp_path, ENV)
     assert scores["ADR"].hard == {0: 150.0, 1: 160.0, 2: 155.0}
@@ -65,6 +67,12 @@ def test_overlapping_results_are_inconclusive(tmp_path):
     write_report(tmp_path, {"ADR": [100, 140, 120], "UDR": [90, 150, 110], "oracle": [190, 230, 170],
                             "baseline": [150, 260, 190]})
     assert verdicts(tmp_path) == ["inconclusive"] * 4
+
+
+def test_a_baseline_that_fails_everywhere_shows_nothing_about_the_hard_range(tmp_path):
+    write_report(tmp_path, {"baseline": [-100, -90, -120]}, reference={"baseline": [-20, 30, 10]})
+    claim = paper_claims(load_scores(tmp_path, ENV), ENV)[3]
+    assert claim.verdict == "inconclusive" and "does not yet do well on its own training setting" in claim.numbers
 
 
 def test_missing_methods_and_single_seeds_are_inconclusive(tmp_path):
