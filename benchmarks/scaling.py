@@ -29,7 +29,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
 import torch
 from adr.graph import NodeSpec
 from adr.launcher import node_command
