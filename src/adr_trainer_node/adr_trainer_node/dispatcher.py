@@ -46,7 +46,7 @@ class DispatchReport:
 
 class RolloutDispatcher:
     def __init__(self, node: Node, instances: list[str], rollout_timeout: float, max_attempts: int = 5,
-                 period: float = 0.005) -> None:
+                 period: float = 0.01) -> None:
         self._node = node
         group = MutuallyExclusiveCallbackGroup()
         self._clients = {name: ActionClient(node, RollOut, topics.roll_out_action(name), callback_group=group)
@@ -64,7 +64,8 @@ class RolloutDispatcher:
         self._slots_done: Callable[[], set[int]] | None = None  # set while an iteration is dispatched
         self.finished = threading.Event()
         self.error: str | None = None
-        node.create_timer(period, self._tick, callback_group=group)
+        # ticks only while an iteration is dispatched: an idle timer would compete with the learner for the GIL
+        self._timer = node.create_timer(period, self._tick, callback_group=group, autostart=False)
 
     @property
     def instances(self) -> list[str]:
@@ -86,6 +87,7 @@ class RolloutDispatcher:
             self.error = None
             self.finished.clear()
             self._slots_done = slots_done
+            self._timer.reset()
 
     def _tick(self) -> None:
         with self._lock:
@@ -100,6 +102,7 @@ class RolloutDispatcher:
                 self.requeue_unfinished(done)  # a goal succeeded but its trajectory never arrived
             if self.error is not None or (len(done) == len(self._goals) and not self.busy()):
                 self._slots_done = None
+                self._timer.cancel()
                 self.finished.set()
 
     def requeue_unfinished(self, done: set[int]) -> None:

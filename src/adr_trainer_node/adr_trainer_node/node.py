@@ -37,13 +37,13 @@ from adr_ros import policy_weights, qos, topics
 from adr_ros.arrays import from_field
 from adr_ros.checkpoints import checkpoint_dir, component_file, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
-from adr_ros.executors import JoiningMultiThreadedExecutor
 from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
 from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run_parameters
 from diagnostic_msgs.msg import DiagnosticStatus
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 from adr_trainer_node.agent_checkpoint import load_agent, save_agent
@@ -345,7 +345,9 @@ def main() -> int:
         print(f"[fatal] {error}", file=sys.stderr, flush=True)
         rclpy.try_shutdown()
         return 1
-    executor = JoiningMultiThreadedExecutor(num_threads=3)
+    # One spinning thread serves every callback (trajectories, rewards, goal responses, service replies) while the
+    # main thread trains: more executor threads only contend with the learner for the GIL.
+    executor = SingleThreadedExecutor()
     executor.add_node(node)
     training_over = threading.Event()
 
