@@ -7,7 +7,8 @@
 Each configuration is one real training run (a fresh process tree, isolated ROS domain, localhost only); runs are
 measured one after the other so they do not compete for the cores. Reported per run, from its metrics.csv:
 
-- steps/s: agent steps / summed iteration time (start-up excluded); the ratio column divides by the in-process run;
+- steps/s: agent steps / the run's wall_time_s (real time from its first iteration on, start-up excluded; async
+  iterations overlap, so summed iteration times would understate it); the ratio column divides by the in-process run;
 - total s: wall time of the whole command, start-up and shutdown included;
 - iteration s: mean iteration time; transport %: summed publish->receive time of the randomized trajectories over
   the summed iteration time (graph runs only).
@@ -53,7 +54,8 @@ def summarize(run_dir: Path, total_s: float) -> dict[str, float]:
     iteration_s = sum(float(r["time_iteration_s"]) for r in rows)
     transport = [float(r["time_transport_s"]) for r in rows if r.get("time_transport_s")]
     steps = int(rows[-1]["agent_steps"])
-    return {"steps": steps, "iterations": len(rows), "steps_per_s": steps / iteration_s, "total_s": total_s,
+    wall_s = float(rows[-1]["wall_time_s"])
+    return {"steps": steps, "iterations": len(rows), "steps_per_s": steps / wall_s, "total_s": total_s,
             "iteration_s": iteration_s / len(rows),
             "transport_share": sum(transport) / iteration_s if transport else float("nan")}
 

@@ -145,6 +145,7 @@ class TrainerNode(Node):
         log = RunLog(self.run_dir, METRIC_COLUMNS, self.space.names, tensorboard=self.config.tensorboard,
                      start_iteration=self.iteration)
         self.evaluation = periodic_evaluation(self.config, self.run_dir, self.iteration)
+        self._clock_start = (time.perf_counter(), self.wall_time)  # wall_time_s: real time since the run started
         learning: threading.Thread | None = None
         try:
             self._wait_for_graph()
@@ -195,7 +196,8 @@ class TrainerNode(Node):
         self.publish_weights()
         rewards = self._rewards_of(k)
         elapsed = time.perf_counter() - t0
-        self.wall_time += elapsed
+        started, wall_before = self._clock_start
+        self.wall_time = wall_before + time.perf_counter() - started  # async iterations overlap: not a sum
         result = IterationResult(
             iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
             parameters=np.stack([from_field(p.values, np.float64) for p in proposals]),
