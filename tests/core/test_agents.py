@@ -14,14 +14,6 @@ from adr_core.rollout import Trajectory, rollout
 OBS, ACT = 3, 2
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 def random_trajectory(rng: np.random.Generator, length: int, obs_dim: int = OBS, act_dim: int = ACT) -> Trajectory:
     return Trajectory(obs=rng.normal(size=(length, obs_dim)).astype(np.float32),
                       actions=rng.uniform(-1, 1, (length, act_dim)).astype(np.float32),

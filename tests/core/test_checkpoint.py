@@ -22,14 +22,6 @@ def tiny_config(**overrides) -> TrainConfig:
     return TrainConfig.from_dict(data)
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 @pytest.fixture(scope="module")
 def saved_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")

@@ -13,14 +13,6 @@ from adr_core.rollout import Trajectory
 OBS, ACT = 3, 2
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 def synthetic(rng: np.random.Generator, kind: str, slot: int, length: int = 50) -> Trajectory:
     """Reference dynamics s' = s + a; randomized s' = s + 1.5 a (a 'stronger engine')."""
     obs = rng.normal(size=(length, OBS)).astype(np.float32)

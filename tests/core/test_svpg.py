@@ -13,15 +13,6 @@ from adr_core.samplers.stein import median_bandwidth, rbf_kernel, squared_distan
 from adr_core.samplers.svpg import SVPGConfig, SVPGSampler
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Small tensors: one thread is fastest and immune to oversubscription on a shared 2-core machine."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 def direct_eq2(x: np.ndarray, grads: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
     """Eq. (2) term by term, with the median heuristic written out as in the SVGD code."""
     n = len(x)

@@ -6,19 +6,10 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.training.config import TrainConfig
 from adr_core.training.trainer import METRIC_COLUMNS, Trainer
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def tiny_config(**overrides) -> TrainConfig:

@@ -4,19 +4,10 @@ from __future__ import annotations
 import csv
 
 import pytest
-import torch
 import yaml
 
 from adr_core.training.cli import main, packaged_experiments
 from adr_core.training.config import TrainConfig, field_docs
-
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def test_help_documents_every_config_key_with_its_default(capsys):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from adr_core.evaluation.sampling_stats import mean_pairwise_distance
 from adr_core.randomization import load_space
 from adr_core.samplers import Sampler, SamplerError, make_sampler
 from adr_core.training.seeding import component_seed
@@ -141,7 +142,7 @@ class SamplerNode(Node):
 
     def _publish_state(self, iteration: int) -> None:
         points = self._particle_points()
-        spread = _mean_pairwise_distance(points)
+        spread = mean_pairwise_distance(points)
         state = SamplerState(method=self.config.sampler, iteration=iteration, names=list(self.space.names),
                              num_particles=len(points), particles=to_field(points, np.float64), spread=spread)
         state.header.stamp = self.get_clock().now().to_msg()
@@ -165,14 +166,6 @@ class SamplerNode(Node):
 
     def save_on_shutdown(self) -> None:
         self.snapshots.save_all(self.run_dir)
-
-
-def _mean_pairwise_distance(points: np.ndarray) -> float:
-    if len(points) < 2:
-        return float("nan")
-    differences = points[:, None, :] - points[None, :, :]
-    distances = np.sqrt((differences ** 2).sum(-1))
-    return float(distances.sum() / (len(points) * (len(points) - 1)))
 
 
 def main() -> int:

@@ -61,11 +61,12 @@ def spread_over_time(run: RunData) -> tuple[np.ndarray, np.ndarray]:
     """``(agent_steps, spread)`` per iteration: mean pairwise distance of the iteration's proposals in normalized
     coordinates (for ADR with one proposal per particle: the particles' spread, as ``adr/sampler_state``)."""
     iterations = np.unique(run.samples.iteration)
-    spread = np.array([_mean_pairwise_distance(run.samples.normalized[run.samples.iteration == i]) for i in iterations])
+    spread = np.array([mean_pairwise_distance(run.samples.normalized[run.samples.iteration == i]) for i in iterations])
     return run.agent_steps_of_iterations(iterations), spread
 
 
-def _mean_pairwise_distance(points: np.ndarray) -> float:
+def mean_pairwise_distance(points: np.ndarray) -> float:
+    """Mean Euclidean distance over ordered pairs of distinct rows of ``points`` (NaN for fewer than two)."""
     if len(points) < 2:
         return float("nan")
     differences = points[:, None, :] - points[None, :, :]
