@@ -124,3 +124,30 @@ class ErgoJrSim:
             self.close()
         except Exception:  # interpreter shutdown: pybullet may already be gone
             pass
+
+
+SOLVED_DISTANCE = 0.025  # m, tip (or puck) to goal at the end of an episode: "solved" for both Ergo tasks
+
+
+class ErgoArmEnv:
+    """What both Ergo envs share: all six joints for sensor_msgs/JointState (rviz draws the arm from the same URDF),
+    the tip position, the solved test and closing the simulation. Mixed into envs that own ``self.sim``."""
+
+    joint_names: tuple[str, ...] = JOINT_NAMES
+    sim: ErgoJrSim
+
+    def joint_positions(self) -> np.ndarray:
+        return self.sim.joint_positions()
+
+    def joint_velocities(self) -> np.ndarray:
+        return self.sim.joint_velocities()
+
+    @property
+    def tip_position(self) -> np.ndarray:
+        return np.array(self.sim.end_effector_position())
+
+    def is_solved(self, episode_return: float, info: dict) -> bool:
+        return float(info["final_distance"]) < SOLVED_DISTANCE
+
+    def close(self) -> None:
+        self.sim.close()

@@ -25,7 +25,7 @@ import pybullet as pb
 from gymnasium import spaces
 
 from ..randomization import RandomizationSpace, load_space
-from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoJrSim
+from .ergo_jr import JOINT_NAMES, PHYSICS_DT, SOLVED_DISTANCE, ErgoArmEnv, ErgoJrSim
 from .randomized import RandomizedEnvMixin
 
 ENV_ID = "adr/ErgoPusher-v0"
@@ -45,7 +45,6 @@ PUCK_TRAVEL = 0.25  # prismatic joint limits (m) on x and y
 PUCK_RING, PUCK_BEARING = (0.08, 0.12), math.radians(40)
 GOAL_RING, GOAL_BEARING = (0.07, 0.14), math.radians(60)
 MIN_START_DISTANCE = 0.05
-SOLVED_DISTANCE = 0.025
 OBS_SIZE = 16
 
 
@@ -58,9 +57,8 @@ def _servo_defaults(joints: tuple[str, ...]) -> tuple[list[float], list[float]]:
     return gains, torques
 
 
-class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
+class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": round(1.0 / (FRAME_SKIP * PHYSICS_DT))}
-    joint_names: tuple[str, ...] = JOINT_NAMES
 
     def __init__(self, render_mode: str | None = None, space: RandomizationSpace | str | None = None,
                  width: int = 320, height: int = 320) -> None:
@@ -172,13 +170,6 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
         obs *= self._obs_scale
         return obs
 
-    # -- for ROS nodes: sensor_msgs/JointState of all six joints, drawn by rviz from the same URDF
-    def joint_positions(self) -> np.ndarray:
-        return self.sim.joint_positions()
-
-    def joint_velocities(self) -> np.ndarray:
-        return self.sim.joint_velocities()
-
     @property
     def puck_position(self) -> np.ndarray:
         states = pb.getJointStates(self._puck, [0, 1], physicsClientId=self.sim.client)
@@ -194,17 +185,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, gym.Env):
     def goal_position(self) -> np.ndarray:
         return self._goal[:2].copy()
 
-    @property
-    def tip_position(self) -> np.ndarray:
-        return np.array(self.sim.end_effector_position())
-
-    def is_solved(self, episode_return: float, info: dict) -> bool:
-        return float(info["final_distance"]) < SOLVED_DISTANCE
-
     def render(self):
         if self.render_mode != "rgb_array":
             return None
         return self.sim.render(*self._render_size, target=(0.0, -0.06, 0.03), distance=0.42, yaw=60.0, pitch=-35.0)
-
-    def close(self) -> None:
-        self.sim.close()

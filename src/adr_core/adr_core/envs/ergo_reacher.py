@@ -21,7 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..randomization import RandomizationSpace
-from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoJrSim
+from .ergo_jr import JOINT_NAMES, PHYSICS_DT, SOLVED_DISTANCE, ErgoArmEnv, ErgoJrSim
 from .randomized import RandomizedEnvMixin
 
 ENV_ID = "adr/ErgoReacher-v0"
@@ -36,12 +36,10 @@ ACTION_SCALE = math.pi / 2
 VELOCITY_SCALE = 11.9  # rad/s, the XL-320's no-load speed
 START_NOISE = 0.05
 GOAL_MIN_HEIGHT = 0.12
-SOLVED_DISTANCE = 0.025
 
 
-class ErgoReacherEnv(RandomizedEnvMixin, gym.Env):
+class ErgoReacherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": round(1.0 / (FRAME_SKIP * PHYSICS_DT))}
-    joint_names: tuple[str, ...] = JOINT_NAMES
 
     def __init__(self, render_mode: str | None = None, space: RandomizationSpace | str | None = None,
                  width: int = 320, height: int = 320) -> None:
@@ -109,28 +107,11 @@ class ErgoReacherEnv(RandomizedEnvMixin, gym.Env):
         obs *= self._obs_scale
         return obs
 
-    # -- for ROS nodes: sensor_msgs/JointState of all six joints, drawn by rviz from the same URDF
-    def joint_positions(self) -> np.ndarray:
-        return self.sim.joint_positions()
-
-    def joint_velocities(self) -> np.ndarray:
-        return self.sim.joint_velocities()
-
-    @property
-    def tip_position(self) -> np.ndarray:
-        return np.array(self.sim.end_effector_position())
-
     @property
     def goal_position(self) -> np.ndarray:
         return self._goal.copy()
-
-    def is_solved(self, episode_return: float, info: dict) -> bool:
-        return float(info["final_distance"]) < SOLVED_DISTANCE
 
     def render(self):
         if self.render_mode != "rgb_array":
             return None
         return self.sim.render(*self._render_size, target=(0.0, 0.0, 0.15), distance=0.62, yaw=90.0, pitch=-12.0)
-
-    def close(self) -> None:
-        self.sim.close()
