@@ -6,20 +6,9 @@ import pytest
 import torch
 
 from adr_core.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from adr_core.training.config import TrainConfig
 from adr_core.training.trainer import Trainer
 
-
-def tiny_config(**overrides) -> TrainConfig:
-    """As in test_trainer.py: the paper's algorithm at small sizes."""
-    data = {"env_id": "adr/LunarLander-v0", "seed": 7, "total_agent_steps": 1200, "progress": False,
-            "tensorboard": False, "checkpoint_every": 100, "keep_checkpoint_every": 0,
-            "svpg": {"num_particles": 3},
-            "agent": {"hidden_sizes": [64, 64], "batch_size": 32, "learning_starts": 200, "buffer_capacity": 5000},
-            "discriminator": {"steps_per_transition": 0.05}}
-    for key, value in overrides.items():
-        data[key] = {**data[key], **value} if isinstance(value, dict) else value
-    return TrainConfig.from_dict(data)
+from tiny_configs import tiny_config
 
 
 @pytest.fixture(scope="module")
