@@ -70,6 +70,7 @@ class RolloutClient:
         self._goals: Iterator[ParameterSet] = iter(())
         self._with_reference = False
         self._outstanding = 0
+        self._generation = 0  # callbacks of an earlier drive() (a late or lost goal) are ignored
 
     def wait_for_servers(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -85,8 +86,7 @@ class RolloutClient:
     def drive(self, goals: Iterator[ParameterSet], *, with_reference: bool, in_flight: int,
               timeout: float) -> DriveResult:
         """Send every goal, ``in_flight`` per instance at a time; returns counts and the elapsed time."""
-        self.result = DriveResult()
-        self._goals, self._with_reference = goals, with_reference
+        self._start(goals, with_reference)
         started = time.perf_counter()
         for name in self.instances:
             for _ in range(in_flight):
@@ -101,36 +101,69 @@ class RolloutClient:
         self.result.seconds = time.perf_counter() - started
         return self.result
 
+    def warm_up(self, goals: list[ParameterSet], *, with_reference: bool, timeout: float) -> None:
+        """One goal per instance; done once every instance has published its trajectories.
+
+        The first response between a freshly matched action client and server can be lost (DDS may deliver the
+        request before the server's response writer has matched the client); the trainer recovers through its
+        ``rollout_timeout``. Here a lost warm-up result is simply not waited for: its trajectory proves the
+        instance is up, and a late callback belongs to an earlier generation and is ignored.
+        """
+        self._start(iter(goals), with_reference)
+        for name in self.instances:
+            self._send(name, chain=False)
+        expected = len(self.instances) * (1 + bool(with_reference))
+        deadline = time.monotonic() + timeout
+        while self.result.trajectories_received < expected:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"warm-up: {self.result.trajectories_received} of {expected} trajectories "
+                                   f"received after {timeout:g} s")
+            self.executor.spin_once(timeout_sec=0.1)
+        for _ in range(20):  # let stray trajectories of the warm-up arrive before the measured drive
+            self.executor.spin_once(timeout_sec=0.05)
+
     def close(self) -> None:
         self.executor.shutdown(timeout_sec=1.0)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 
+    def _start(self, goals: Iterator[ParameterSet], with_reference: bool) -> None:
+        self._generation += 1
+        self.result = DriveResult()
+        self._goals, self._with_reference, self._outstanding = goals, with_reference, 0
+
     # ------------------------------------------------------------------ callbacks (executor thread)
-    def _send(self, name: str) -> None:
+    def _send(self, name: str, chain: bool = True) -> None:
         parameters = next(self._goals, None)
         if parameters is None:
             return
         goal = RollOut.Goal(parameters=parameters, with_reference=self._with_reference, min_policy_version=1)
+        generation = self._generation
         self._outstanding += 1
-        self.clients[name].send_goal_async(goal).add_done_callback(lambda future: self._accepted(name, future))
+        self.clients[name].send_goal_async(goal).add_done_callback(
+            lambda future: self._accepted(name, future, generation, chain))
 
-    def _accepted(self, name: str, future) -> None:
+    def _accepted(self, name: str, future, generation: int, chain: bool) -> None:
+        if generation != self._generation:
+            return
         handle = future.result()
         if not handle.accepted:
             self.result.failures.append(f"{name}: goal rejected")
             self._outstanding -= 1
             return
-        handle.get_result_async().add_done_callback(lambda done: self._finished(name, done))
+        handle.get_result_async().add_done_callback(lambda done: self._finished(name, done, generation, chain))
 
-    def _finished(self, name: str, future) -> None:
+    def _finished(self, name: str, future, generation: int, chain: bool) -> None:
+        if generation != self._generation:
+            return
         result = future.result().result
         self._outstanding -= 1
         if result.success:
             self.result.episodes += 1 + bool(self._with_reference)
         else:
             self.result.failures.append(f"{name}: {result.message}")
-        self._send(name)
+        if chain:
+            self._send(name)
 
     def _on_trajectory(self, msg: TrajectoryMsg) -> None:
         received_ns = time.time_ns()

@@ -120,7 +120,7 @@ def measure(count: int, args: argparse.Namespace, work: Path, env: dict[str, str
             client.wait_for_servers(timeout=120)
             client.publish_weights(random_actor_weights(obs_dim, act_dim, args.hidden))
             # warm-up: one goal per instance (imports, first weights, DDS matching), not timed
-            client.drive(settings(space, count, seed=1), with_reference=args.with_reference, in_flight=1, timeout=120)
+            client.warm_up(list(settings(space, count, seed=1)), with_reference=args.with_reference, timeout=120)
             result = client.drive(settings(space, args.episodes), with_reference=args.with_reference,
                                   in_flight=args.in_flight, timeout=600)
         finally:
