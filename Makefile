@@ -45,5 +45,5 @@ bench: bench-setup
 		python benchmarks/threads.py --json runs/bench/threads.json && \
 		python benchmarks/scaling.py --json runs/bench/scaling.json && \
 		python benchmarks/memory.py --in-process --json runs/bench/memory.json && \
-		python benchmarks/vs_sb3.py --json runs/bench/vs_sb3.json && \
+		python benchmarks/vs_sb3.py --instances 1 2 4 --json runs/bench/vs_sb3.json && \
 		python benchmarks/graph.py --json runs/bench/graph.json
