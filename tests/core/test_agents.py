@@ -1,4 +1,5 @@
-"""DDPG / TD3: target-update and TD-target math, replay ring, update schedule, state, a small learning check."""
+"""DDPG / TD3 / SAC: target-update and TD-target math, n-step returns, replay ring, update schedule, state, SAC's
+squashed-Gaussian log-probability and temperature, config validation, a small learning check for each agent."""
 from __future__ import annotations
 
 import gymnasium as gym
@@ -9,6 +10,7 @@ from torch.nn import functional as F
 
 from adr_core.agents import ActorPolicy, AgentConfig, ReplayBuffer, make_agent
 from adr_core.agents.networks import ActorStateError, actor_from_state_dict
+from adr_core.agents.replay_buffer import nstep_transitions
 from adr_core.rollout import Trajectory, rollout
 
 OBS, ACT = 3, 2
@@ -52,10 +54,10 @@ def test_ddpg_critic_regresses_on_the_bellman_target():
     batch = agent.replay.sample(16)
     agent.replay.generator.set_state(state)  # the update will draw this same batch
     with torch.no_grad():
-        y = batch.rewards + 0.9 * batch.not_done * agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs))
+        y = batch.rewards + batch.discount * agent.critic_target(batch.next_obs, agent.actor_target(batch.next_obs))
         expected = F.mse_loss(agent.critic(batch.obs, batch.actions), y).item()
     assert agent.update(1)["critic_loss"] == pytest.approx(expected, rel=1e-5)
-    assert set(batch.not_done.unique().tolist()) <= {0.0, 1.0}
+    assert batch.discount.unique().tolist() == pytest.approx([0.0, 0.9])  # one-step: gamma * not_done
 
 
 def test_td3_delays_the_actor_and_targets():
@@ -75,14 +77,14 @@ def test_replay_buffer_is_a_ring_and_samples_whole_rows():
     for start in (0, 3):
         n = 3 if start == 0 else 4
         values = np.arange(start, start + n, dtype=np.float32)
-        buffer.add(values[:, None], -values[:, None], 10 * values, values[:, None] + 0.5, values == 6)
+        buffer.add(values[:, None], -values[:, None], 10 * values, values[:, None] + 0.5, 0.5 * (values != 6))
     assert len(buffer) == 5 and buffer.position == 2
     np.testing.assert_array_equal(buffer.storage[:, 0].numpy(), [5, 6, 2, 3, 4])
     batch = buffer.sample(200)
     torch.testing.assert_close(batch.actions, -batch.obs)
     torch.testing.assert_close(batch.rewards, 10 * batch.obs)
     torch.testing.assert_close(batch.next_obs, batch.obs + 0.5)
-    torch.testing.assert_close(batch.not_done, (batch.obs != 6).float())
+    torch.testing.assert_close(batch.discount, 0.5 * (batch.obs != 6).float())
     assert set(batch.obs[:, 0].tolist()) == {2.0, 3.0, 4.0, 5.0, 6.0}
 
 
@@ -100,7 +102,7 @@ def test_one_update_per_step_after_learning_starts():
 
 def test_state_round_trip_continues_identically():
     rng = np.random.default_rng(4)
-    for algorithm in ("ddpg", "td3"):
+    for algorithm in ("ddpg", "td3", "sac"):
         a = make_agent(small_config(algorithm=algorithm), OBS, ACT, seed=0)
         a.store(random_trajectory(rng, 50))
         a.update(3)
@@ -117,7 +119,7 @@ def test_a_simulator_process_can_run_the_actor_from_plain_weights():
     agent = make_agent(small_config(), OBS, ACT, seed=3)
     policy = ActorPolicy.from_state_dict(agent.actor_state_dict())
     obs = np.random.default_rng(0).normal(size=(4, OBS)).astype(np.float32)
-    np.testing.assert_array_equal(policy(obs), agent.act(obs))
+    np.testing.assert_allclose(policy(obs), agent.act(obs), rtol=1e-5, atol=1e-6)  # numpy forward, float32
     assert policy.actor.hidden_sizes == (32, 32)
     broken = agent.actor_state_dict()
     broken["layers.1.weight"] = torch.zeros(32, 5)
@@ -146,17 +148,20 @@ class Reach1D(gym.Env):
         return np.array([self.x, self.goal], dtype=np.float32)
 
 
-@pytest.mark.parametrize("algorithm", ["ddpg", "td3"])
-def test_agent_learns_a_small_reaching_task(algorithm):
-    """~3000 agent steps with one update per step; a fixed seed, a wide margin (random policy: ~0.5 final distance)."""
+@pytest.mark.parametrize("algorithm,noise", [("ddpg", 0.2), ("td3", 0.2), ("sac", 1.0)])
+def test_agent_learns_a_small_reaching_task(algorithm, noise):
+    """~3000 agent steps with one update per step; a fixed seed, a wide margin (random policy: ~0.5 final distance).
+
+    Rollouts run the actor rebuilt from plain weights, as a simulator process does (SAC explores by sampling it)."""
     env = Reach1D()
     agent = make_agent(AgentConfig(algorithm=algorithm, hidden_sizes=(64, 64), batch_size=64, learning_starts=200,
-                                   buffer_capacity=10_000, exploration_noise=0.2), 2, 1, seed=0)
+                                   buffer_capacity=10_000, exploration_noise=noise), 2, 1, seed=0)
 
     def episodes(iteration: int, noise: float, store: bool) -> list[Trajectory]:
+        policy = ActorPolicy.from_state_dict(agent.actor_state_dict())
         out = []
         for slot in range(10):
-            traj = rollout(env, agent.act, params=np.zeros(1), params_normalized=np.zeros(1), kind="randomized",
+            traj = rollout(env, policy, params=np.zeros(1), params_normalized=np.zeros(1), kind="randomized",
                            iteration=iteration, slot=slot, run_seed=0, exploration_noise=noise)
             if store:
                 agent.store(traj)
@@ -165,8 +170,91 @@ def test_agent_learns_a_small_reaching_task(algorithm):
 
     before = np.mean([t.final_distance for t in episodes(10_000, 0.0, store=False)])
     for iteration in range(15):
-        episodes(iteration, 0.2, store=True)
+        episodes(iteration, noise, store=True)
         agent.update(agent.updates_due())
     after = np.mean([t.final_distance for t in episodes(10_000, 0.0, store=False)])
     assert agent.transitions_seen == 3000 and agent.updates_done == 2800
     assert after < 0.1 < 0.3 < before
+
+
+def test_nstep_transitions_sum_rewards_and_stop_at_the_episode_end():
+    rewards = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    next_obs = np.arange(4, dtype=np.float32)[:, None]
+    returns, nxt, discounts = nstep_transitions(rewards, next_obs, np.array([0, 0, 0, 1], bool), gamma=0.5, n=2)
+    np.testing.assert_allclose(returns, [1 + 0.5 * 2, 2 + 0.5 * 3, 3 + 0.5 * 4, 4])
+    np.testing.assert_array_equal(nxt[:, 0], [1, 2, 3, 3])
+    np.testing.assert_allclose(discounts, [0.25, 0.25, 0.0, 0.0])  # the last two reach the terminal state
+    returns, nxt, discounts = nstep_transitions(rewards, next_obs, np.zeros(4, bool), gamma=0.5, n=3)  # truncated
+    np.testing.assert_allclose(returns, [1 + 1 + 0.75, 2 + 1.5 + 1, 3 + 2, 4])
+    np.testing.assert_array_equal(nxt[:, 0], [2, 3, 3, 3])
+    np.testing.assert_allclose(discounts, [0.125, 0.125, 0.25, 0.5])  # bootstrap from the last state
+    one = nstep_transitions(rewards, next_obs, np.array([0, 0, 0, 1], bool), gamma=0.9, n=1)
+    np.testing.assert_array_equal(one[0], rewards)
+    np.testing.assert_allclose(one[2], [0.9, 0.9, 0.9, 0.0])
+
+
+def test_an_agent_stores_nstep_rows():
+    agent = make_agent(small_config(n_step=3, gamma=0.5), OBS, ACT, seed=0)
+    trajectory = random_trajectory(np.random.default_rng(5), 6)
+    trajectory.terminated[:] = False
+    agent.store(trajectory)
+    returns, next_obs, discounts = nstep_transitions(trajectory.rewards, trajectory.next_obs, trajectory.terminated,
+                                                     0.5, 3)
+    rows = agent.replay.storage[:6]
+    np.testing.assert_allclose(rows[:, OBS + ACT].numpy(), returns, rtol=1e-6)
+    np.testing.assert_allclose(rows[:, OBS + ACT + 1].numpy(), discounts, rtol=1e-6)
+    np.testing.assert_array_equal(rows[:, OBS + ACT + 2:].numpy(), next_obs)
+
+
+def test_sac_log_probability_is_the_squashed_gaussian_density():
+    agent = make_agent(small_config(algorithm="sac"), OBS, ACT, seed=0)
+    obs = torch.as_tensor(np.random.default_rng(0).normal(size=(64, OBS)), dtype=torch.float32)
+    state = agent.generator.get_state()
+    actions, log_prob = agent._sample(obs)
+    agent.generator.set_state(state)
+    mean, log_std = agent.actor.mean_log_std(obs)
+    eps = torch.randn(mean.shape, generator=agent.generator)
+    dist = torch.distributions.TransformedDistribution(
+        torch.distributions.Normal(mean, log_std.exp()), [torch.distributions.TanhTransform()])
+    torch.testing.assert_close(actions, torch.tanh(mean + log_std.exp() * eps))
+    expected = dist.log_prob(torch.tanh(mean + log_std.exp() * eps).clamp(-1 + 1e-6, 1 - 1e-6)).sum(-1, keepdim=True)
+    torch.testing.assert_close(log_prob, expected, rtol=1e-3, atol=1e-3)
+
+
+def test_sac_temperature_falls_when_the_policy_is_more_random_than_the_target():
+    agent = make_agent(small_config(algorithm="sac"), OBS, ACT, seed=0)
+    agent.store(random_trajectory(np.random.default_rng(6), 200))
+    before = agent.alpha
+    agent.update(20)  # the initial policy (std ~1, 2 actions) has entropy well above the target -2
+    assert agent.alpha < before
+
+
+def test_sac_explores_by_sampling_its_gaussian_and_acts_with_its_mean():
+    agent = make_agent(small_config(algorithm="sac"), OBS, ACT, seed=0)
+    policy = ActorPolicy.from_state_dict(agent.actor_state_dict())
+    assert policy.gaussian and policy.actor.hidden_sizes == (32, 32)
+    obs = np.random.default_rng(0).normal(size=OBS).astype(np.float32)
+    np.testing.assert_allclose(policy(obs), agent.act(obs), rtol=1e-6)
+    samples = np.array([policy.explore(obs, np.random.default_rng(i), 1.0) for i in range(200)])
+    assert samples.std(axis=0).min() > 0.1 and np.abs(samples).max() < 1.0
+    np.testing.assert_allclose(policy.explore(obs, np.random.default_rng(0), 0.0), policy(obs), rtol=1e-6)
+
+
+def test_deterministic_actor_explores_with_the_rollouts_gaussian_noise():
+    agent = make_agent(small_config(), OBS, ACT, seed=0)
+    policy = ActorPolicy.from_state_dict(agent.actor_state_dict())
+    obs = np.random.default_rng(0).normal(size=OBS).astype(np.float32)
+    expected = policy(obs).astype(np.float64) + np.random.default_rng(3).normal(0.0, 0.1, size=ACT)
+    np.testing.assert_array_equal(policy.explore(obs, np.random.default_rng(3), 0.1), expected)
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"algorithm": "ppo"}, "agent.algorithm must be one of"),
+    ({"n_step": 0}, "agent.n_step must be >= 1"),
+    ({"batch_size": 2000, "buffer_capacity": 1000}, "agent.batch_size 2000 exceeds agent.buffer_capacity 1000"),
+    ({"updates_per_step": -0.5}, "agent.updates_per_step must be >= 0"),
+    ({"sac_initial_alpha": 0.0}, "agent.sac_initial_alpha must be > 0"),
+])
+def test_impossible_agent_settings_are_refused_naming_the_key(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        AgentConfig(**overrides)

@@ -23,6 +23,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .agents.optim import FusedAdam
 from .rollout import Trajectory
 from .training.fields import option
 
@@ -74,7 +75,7 @@ class DiscriminatorRewarder:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seed))
             self.network = DiscriminatorNetwork(self.input_dim, config.hidden_size).to(self.device)
-        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.learning_rate)
+        self.optimizer = FusedAdam(self.network.parameters(), lr=config.learning_rate)
         self.steps_done = 0
 
     # ------------------------------------------------------------------ scoring
@@ -127,9 +128,7 @@ class DiscriminatorRewarder:
             logits = self.network(batch)
             # mean BCE of each class, summed (as the ADR code): BCE(rand, 1) + BCE(ref, 0)
             loss = 2.0 * F.binary_cross_entropy_with_logits(logits, targets)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            self.optimizer.step()
+            self.optimizer.step(torch.autograd.grad(loss, self.optimizer.params))
             loss_sum += loss.detach()
         self.steps_done += n_steps
         return {"discriminator_loss": loss_sum.item() / n_steps}

@@ -66,10 +66,13 @@ def rollout(env: gym.Env, policy: Policy, *, params: np.ndarray, params_normaliz
             max_steps: int | None = None) -> Trajectory:
     """Run one episode of ``policy`` in ``env`` set to the physical ``params``.
 
-    Actions are ``clip(policy(obs) + N(0, exploration_noise^2), low, high)``. The episode ends on
+    Actions are ``clip(policy(obs) + N(0, exploration_noise^2), low, high)``; a policy with an
+    ``explore(obs, rng, exploration_noise)`` method (``ActorPolicy``) makes its own exploring actions instead
+    (the same noise for a deterministic actor; samples of a SAC actor's Gaussian). The episode ends on
     ``terminated`` or ``truncated`` (the env's time limit) or after ``max_steps`` steps.
     """
     reset_seed, noise_rng = rollout_randomness(run_seed, iteration, slot, kind)
+    explore = getattr(policy, "explore", None)  # ActorPolicy: Gaussian noise, or sampling for a SAC actor
     unwrapped = env.unwrapped
     if hasattr(unwrapped, "set_parameters"):
         unwrapped.set_parameters(np.asarray(params, dtype=np.float64))
@@ -78,9 +81,12 @@ def rollout(env: gym.Env, policy: Policy, *, params: np.ndarray, params_normaliz
     obs_list, action_list, next_list, reward_list, terminated_list = [], [], [], [], []
     terminated = truncated = False
     while not (terminated or truncated):
-        action = np.asarray(policy(np.asarray(obs, dtype=np.float32)), dtype=np.float64)
-        if exploration_noise > 0.0:
-            action = action + noise_rng.normal(0.0, exploration_noise, size=action.shape)
+        if exploration_noise > 0.0 and explore is not None:
+            action = explore(np.asarray(obs, dtype=np.float32), noise_rng, exploration_noise)
+        else:
+            action = np.asarray(policy(np.asarray(obs, dtype=np.float32)), dtype=np.float64)
+            if exploration_noise > 0.0:
+                action = action + noise_rng.normal(0.0, exploration_noise, size=action.shape)
         action = np.clip(action, low, high).astype(np.float32)
         next_obs, reward, terminated, truncated, info = env.step(action)
         obs_list.append(obs)

@@ -28,17 +28,15 @@ class ErgoStatePublisher:
         self.published = 0
 
     def observing(self, env: gym.Env, policy: Policy) -> Policy:
-        """``policy``, publishing the state ``env`` is in when called (before each step) if a period has passed."""
-        arm = env.unwrapped
+        """``policy`` (and its ``explore``), publishing the state ``env`` is in when called (before each step) if a
+        period has passed."""
+        return _ObservedPolicy(self, env.unwrapped, policy)
 
-        def policy_with_state(obs):
-            now = time.monotonic()
-            if now >= self._next_publish:
-                self._next_publish = now + self._period
-                self._publish(arm)
-            return policy(obs)
-
-        return policy_with_state
+    def maybe_publish(self, arm) -> None:
+        now = time.monotonic()
+        if now >= self._next_publish:
+            self._next_publish = now + self._period
+            self._publish(arm)
 
     def _publish(self, arm) -> None:
         stamp = self._node.get_clock().now().to_msg()
@@ -53,3 +51,18 @@ class ErgoStatePublisher:
         self._joints.publish(joints)
         self._goal.publish(goal)
         self.published += 1
+
+
+class _ObservedPolicy:
+    def __init__(self, publisher: ErgoStatePublisher, arm, policy: Policy) -> None:
+        self._publisher, self._arm, self._policy = publisher, arm, policy
+        if hasattr(policy, "explore"):
+            self.explore = self._explore
+
+    def __call__(self, obs):
+        self._publisher.maybe_publish(self._arm)
+        return self._policy(obs)
+
+    def _explore(self, obs, rng, scale):
+        self._publisher.maybe_publish(self._arm)
+        return self._policy.explore(obs, rng, scale)

@@ -1,4 +1,4 @@
-"""Agents: DDPG (the paper's) and TD3 behind one interface (see ``base.OffPolicyAgent``), replay buffer, networks."""
+"""Agents: DDPG (the paper's), TD3 and SAC behind one interface (see ``base.OffPolicyAgent``), replay buffer, networks."""
 from __future__ import annotations
 
 import torch
@@ -8,9 +8,10 @@ from .config import AgentConfig
 from .ddpg import DDPG
 from .networks import Actor, ActorPolicy, Critic, actor_from_state_dict
 from .replay_buffer import ReplayBuffer
+from .sac import SAC
 from .td3 import TD3
 
-AGENTS: dict[str, type[OffPolicyAgent]] = {"ddpg": DDPG, "td3": TD3}
+AGENTS: dict[str, type[OffPolicyAgent]] = {"ddpg": DDPG, "td3": TD3, "sac": SAC}
 
 
 def make_agent(config: AgentConfig, obs_dim: int, act_dim: int, seed: int,
@@ -19,4 +20,4 @@ def make_agent(config: AgentConfig, obs_dim: int, act_dim: int, seed: int,
 
 
 __all__ = ["AGENTS", "Actor", "ActorPolicy", "AgentConfig", "Critic", "DDPG", "OffPolicyAgent", "ReplayBuffer",
-           "TD3", "actor_from_state_dict", "make_agent"]
+           "SAC", "TD3", "actor_from_state_dict", "make_agent"]

@@ -24,12 +24,13 @@ from torch import nn
 from ..rollout import Trajectory
 from .config import AgentConfig
 from .networks import Actor
-from .replay_buffer import Batch, ReplayBuffer
+from .optim import FusedAdam
+from .replay_buffer import Batch, ReplayBuffer, nstep_transitions
 
 
-def make_adam(params: list[nn.Parameter], lr: float) -> torch.optim.Adam:
-    # fused: one kernel for the whole step (torch's CPU default loops over tensors in Python); ~5x faster step
-    return torch.optim.Adam(params, lr=lr, fused=True)
+def make_adam(params: list[nn.Parameter], lr: float) -> FusedAdam:
+    # fused: one kernel for the whole step, stepped with the gradients directly (agents/optim.py)
+    return FusedAdam(params, lr=lr)
 
 
 def frozen_copy(module: nn.Module) -> nn.Module:
@@ -40,6 +41,7 @@ def frozen_copy(module: nn.Module) -> nn.Module:
 
 class OffPolicyAgent(ABC):
     algorithm: str = ""
+    gaussian_actor: bool = False  # SAC: the actor has a log-std head and exploring rollouts sample it
 
     def __init__(self, obs_dim: int, act_dim: int, config: AgentConfig, seed: int,
                  device: torch.device | str = "cpu") -> None:
@@ -48,7 +50,7 @@ class OffPolicyAgent(ABC):
         self.generator = torch.Generator().manual_seed(int(seed))  # replay sampling and TD3 target noise
         with torch.random.fork_rng(devices=[]):  # network init from the agent's seed, global RNG untouched
             torch.manual_seed(int(seed))
-            self.actor = Actor(obs_dim, act_dim, config.hidden_sizes).to(self.device)
+            self.actor = Actor(obs_dim, act_dim, config.hidden_sizes, gaussian=self.gaussian_actor).to(self.device)
             self.actor_target = frozen_copy(self.actor)
             self._build_critics()
         self.actor_optimizer = make_adam(list(self.actor.parameters()), config.actor_lr)
@@ -89,8 +91,9 @@ class OffPolicyAgent(ABC):
     def store(self, trajectory: Trajectory) -> None:
         if trajectory.length == 0:
             return
-        self.replay.add(trajectory.obs, trajectory.actions, trajectory.rewards, trajectory.next_obs,
-                        trajectory.terminated)
+        returns, next_obs, discounts = nstep_transitions(trajectory.rewards, trajectory.next_obs,
+                                                         trajectory.terminated, self.config.gamma, self.config.n_step)
+        self.replay.add(trajectory.obs, trajectory.actions, returns, next_obs, discounts)
         self.transitions_seen += trajectory.length
 
     def updates_due(self) -> int:
@@ -144,10 +147,12 @@ class OffPolicyAgent(ABC):
     # ---------------------------------------------------------------- helpers
     def _step_actor(self, loss: torch.Tensor) -> None:
         """Actor step with gradients w.r.t. the actor's parameters only (no wasted critic weight gradients)."""
-        grads = torch.autograd.grad(loss, self._actor_params)
-        for param, grad in zip(self._actor_params, grads):
-            param.grad = grad
-        self.actor_optimizer.step()
+        self.actor_optimizer.step(torch.autograd.grad(loss, self._actor_params))
+
+    @staticmethod
+    def _step(optimizer: FusedAdam, loss: torch.Tensor) -> None:
+        """One Adam step of ``optimizer``'s parameters on ``loss``."""
+        optimizer.step(torch.autograd.grad(loss, optimizer.params))
 
     @staticmethod
     @torch.no_grad()

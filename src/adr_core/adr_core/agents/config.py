@@ -6,30 +6,41 @@ from typing import Literal
 
 from ..training.fields import option
 
+ALGORITHMS = ("ddpg", "td3", "sac")
+
 
 @dataclass
 class AgentConfig:
-    algorithm: Literal["ddpg", "td3"] = option("ddpg", "Agent: 'ddpg' (paper; TD3 repository's OurDDPG.py) or 'td3'.")
+    algorithm: Literal["ddpg", "td3", "sac"] = option(
+        "ddpg", "Agent: 'ddpg' (paper; TD3 repository's OurDDPG.py), 'td3' or 'sac' (squashed Gaussian actor, "
+                "automatic entropy temperature).")
     hidden_sizes: tuple[int, ...] = option((400, 300), "Hidden layer sizes of actor and critic (paper: 400, 300; ReLU).")
     actor_lr: float = option(1e-3, "Adam learning rate of the actor (paper: 0.001).")
     critic_lr: float = option(1e-3, "Adam learning rate of the critic (paper: 0.001).")
     tau: float = option(0.005, "Target-network soft update coefficient (paper: 0.005).")
     gamma: float = option(0.99, "Discount factor (paper: 0.99).")
+    n_step: int = option(1, "n-step returns: each stored transition sums up to n discounted rewards and bootstraps "
+                            "from the state n steps later (paper: 1).")
     batch_size: int = option(1000, "Replay batch size of one gradient step (paper: 1000; the published code used 100).")
     learning_starts: int = option(1000, "Agent steps collected before the first update (paper: 1000).")
     updates_per_step: float = option(1.0, "Gradient steps per collected agent step (paper: 1).")
     exploration_noise: float = option(0.1, "Std of the Gaussian noise added to actions in randomized rollouts "
-                                            "(actions in [-1, 1]; OurDDPG and the ADR code: 0.1).")
+                                            "(actions in [-1, 1]; OurDDPG and the ADR code: 0.1). SAC: the scale "
+                                            "of its own policy std when sampling (1 = the SAC policy; 0 = "
+                                            "deterministic).")
     buffer_capacity: int = option(1_000_000, "Replay capacity in transitions (OurDDPG: 1e6).")
     td3_policy_noise: float = option(0.2, "TD3 only: std of the target policy smoothing noise.")
     td3_noise_clip: float = option(0.5, "TD3 only: clip of the target policy smoothing noise.")
     td3_policy_delay: int = option(2, "TD3 only: critic steps per actor (and target) update.")
+    sac_initial_alpha: float = option(1.0, "SAC only: initial entropy temperature (then tuned toward the target "
+                                           "entropy -act_dim).")
 
     def __post_init__(self) -> None:
         self.hidden_sizes = tuple(int(h) for h in self.hidden_sizes)
-        if self.algorithm not in ("ddpg", "td3"):
-            raise ValueError(f"agent.algorithm must be 'ddpg' or 'td3', got {self.algorithm!r}")
-        for name in ("actor_lr", "critic_lr", "batch_size", "buffer_capacity", "td3_policy_delay"):
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"agent.algorithm must be one of {list(ALGORITHMS)}, got {self.algorithm!r}")
+        for name in ("actor_lr", "critic_lr", "batch_size", "buffer_capacity", "td3_policy_delay",
+                     "sac_initial_alpha"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"agent.{name} must be > 0, got {getattr(self, name)}")
         for name in ("tau", "gamma"):
@@ -38,5 +49,10 @@ class AgentConfig:
         for name in ("learning_starts", "updates_per_step", "exploration_noise", "td3_policy_noise", "td3_noise_clip"):
             if getattr(self, name) < 0:
                 raise ValueError(f"agent.{name} must be >= 0, got {getattr(self, name)}")
+        if self.n_step < 1:
+            raise ValueError(f"agent.n_step must be >= 1 (1 = one-step TD targets), got {self.n_step}")
+        if self.batch_size > self.buffer_capacity:
+            raise ValueError(f"agent.batch_size {self.batch_size} exceeds agent.buffer_capacity "
+                             f"{self.buffer_capacity}; the batch must fit in the replay buffer")
         if not self.hidden_sizes or min(self.hidden_sizes) < 1:
             raise ValueError(f"agent.hidden_sizes must be positive sizes, got {self.hidden_sizes}")

@@ -2,7 +2,7 @@
 
 One gradient step::
 
-    y        = r + gamma * not_done * Q'(s', mu'(s'))
+    y        = r + discount * Q'(s', mu'(s'))     (discount = gamma^n * not_done: see replay_buffer)
     critic  <- Adam step on mean (Q(s, a) - y)^2
     actor   <- Adam step on -mean Q(s, mu(s))
     targets <- (1 - tau) * targets + tau * online
@@ -30,15 +30,13 @@ class DDPG(OffPolicyAgent):
         self._target_params = list(self.actor_target.parameters()) + list(self.critic_target.parameters())
 
     def _gradient_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        gamma, tau = self.config.gamma, self.config.tau
+        tau = self.config.tau
         with torch.no_grad():
             next_q = self.critic_target(batch.next_obs, self.actor_target(batch.next_obs))
-            target_q = torch.addcmul(batch.rewards, batch.not_done, next_q, value=gamma)
+            target_q = torch.addcmul(batch.rewards, batch.discount, next_q)
 
         critic_loss = F.mse_loss(self.critic(batch.obs, batch.actions), target_q)
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_optimizer.step()
+        self._step(self.critic_optimizer, critic_loss)
 
         actor_loss = -self.critic(batch.obs, self.actor(batch.obs)).mean()
         self._step_actor(actor_loss)

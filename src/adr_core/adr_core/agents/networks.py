@@ -2,9 +2,14 @@
 
 Kept free of optimizers and replay so that a simulator process can rebuild the actor from plain weights
 (``actor_from_state_dict``) and run it with ``ActorPolicy``.
+
+An ``Actor`` may carry a Gaussian head (SAC): ``log_std`` beside the mean layer. Its deterministic action is
+``tanh(mean)`` either way, so evaluation and deployment run every agent's actor the same way; only exploring
+rollouts (``ActorPolicy.explore``) sample ``tanh(mean + std * eps)`` from it.
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -20,19 +25,67 @@ def _mlp_layers(in_dim: int, hidden_sizes: Sequence[int], out_dim: int) -> nn.Mo
     return nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:]))
 
 
-class Actor(nn.Module):
-    """Deterministic policy ``obs -> tanh(...)`` with actions in [-1, 1] (paper: 'clip the max action ... [-1, 1]')."""
+LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0  # the Gaussian head's range (CleanRL's SAC)
 
-    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES) -> None:
+
+class Actor(nn.Module):
+    """Policy ``obs -> tanh(mean)`` with actions in [-1, 1] (paper: 'clip the max action ... [-1, 1]').
+
+    ``gaussian=True`` adds the ``log_std`` head of a squashed Gaussian policy (SAC).
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES,
+                 gaussian: bool = False) -> None:
         super().__init__()
         self.obs_dim, self.act_dim, self.hidden_sizes = int(obs_dim), int(act_dim), tuple(int(h) for h in hidden_sizes)
         self.layers = _mlp_layers(self.obs_dim, self.hidden_sizes, self.act_dim)
+        self.gaussian = bool(gaussian)
+        if self.gaussian:
+            self.log_std = nn.Linear(self.hidden_sizes[-1], self.act_dim)
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
         x = obs
         for layer in self.layers[:-1]:
             x = F.relu(layer(x))
-        return torch.tanh(self.layers[-1](x))
+        return x
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.layers[-1](self.features(obs)))
+
+    def mean_log_std(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pre-squash mean and log std (in [LOG_STD_MIN, LOG_STD_MAX]) of the Gaussian head."""
+        h = self.features(obs)
+        log_std = torch.tanh(self.log_std(h))
+        return self.layers[-1](h), LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (log_std + 1.0)
+
+
+class EnsembleCritic(nn.Module):
+    """``members`` critics Q(s, a) evaluated together with batched matrix products: one op per layer for all.
+
+    Each member is initialized like ``nn.Linear`` layers (uniform in +-1/sqrt(fan_in)).
+    """
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES,
+                 members: int = 2) -> None:
+        super().__init__()
+        sizes = [int(obs_dim) + int(act_dim), *(int(h) for h in hidden_sizes), 1]
+        self.members = int(members)
+        self.weights = nn.ParameterList()
+        self.biases = nn.ParameterList()
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+            bound = 1.0 / math.sqrt(fan_in)
+            self.weights.append(nn.Parameter(torch.empty(members, fan_in, fan_out).uniform_(-bound, bound)))
+            self.biases.append(nn.Parameter(torch.empty(members, 1, fan_out).uniform_(-bound, bound)))
+
+    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """(members, B, 1) values."""
+        x = torch.cat([obs, action], dim=-1).expand(self.members, -1, -1)
+        last = len(self.weights) - 1
+        for i, (weight, bias) in enumerate(zip(self.weights, self.biases)):
+            x = torch.baddbmm(bias, x, weight)
+            if i < last:
+                x = F.relu(x)
+        return x
 
 
 class Critic(nn.Module):
@@ -63,7 +116,8 @@ def actor_from_state_dict(state: Mapping[str, torch.Tensor]) -> Actor:
     for (out_a, _), (_, in_b) in zip(shapes[:-1], shapes[1:]):
         if out_a != in_b:
             raise ActorStateError(f"actor weight shapes do not chain: {shapes}")
-    actor = Actor(obs_dim=shapes[0][1], act_dim=shapes[-1][0], hidden_sizes=[s[0] for s in shapes[:-1]])
+    actor = Actor(obs_dim=shapes[0][1], act_dim=shapes[-1][0], hidden_sizes=[s[0] for s in shapes[:-1]],
+                  gaussian="log_std.weight" in state)
     try:
         actor.load_state_dict({k: v.detach().to("cpu", torch.float32) for k, v in state.items()})
     except RuntimeError as exc:
@@ -72,16 +126,55 @@ def actor_from_state_dict(state: Mapping[str, torch.Tensor]) -> Actor:
 
 
 class ActorPolicy:
-    """A numpy-in, numpy-out deterministic policy around an ``Actor`` (what a simulator process runs)."""
+    """A numpy-in, numpy-out deterministic policy around an ``Actor`` (what a simulator process runs).
+
+    Rollouts feed one observation at a time, where torch's per-call overhead (~5 us an op) dwarfs the arithmetic of
+    a small network; the forward pass therefore runs in numpy (float32) on copies of the weights taken here. The
+    result matches the torch actor to float32 rounding; the same weights give the same actions in every process.
+    Build a new ``ActorPolicy`` for new weights (``from_state_dict``): later changes to ``actor`` are not seen.
+    """
 
     def __init__(self, actor: Actor) -> None:
         self.actor = actor.eval()
+        layers = [(layer.weight.detach().to("cpu", torch.float32).numpy().T.copy(),
+                   layer.bias.detach().to("cpu", torch.float32).numpy().copy()) for layer in actor.layers]
+        self._hidden, self._mean = layers[:-1], layers[-1]
+        self._log_std = None
+        if actor.gaussian:
+            self._log_std = (actor.log_std.weight.detach().to("cpu", torch.float32).numpy().T.copy(),
+                             actor.log_std.bias.detach().to("cpu", torch.float32).numpy().copy())
 
     @classmethod
     def from_state_dict(cls, state: Mapping[str, torch.Tensor]) -> "ActorPolicy":
         return cls(actor_from_state_dict(state))
 
-    @torch.no_grad()
+    @property
+    def gaussian(self) -> bool:
+        return self.actor.gaussian
+
+    def _features(self, obs: np.ndarray) -> np.ndarray:
+        x = np.asarray(obs, dtype=np.float32)
+        for weight, bias in self._hidden:
+            x = x @ weight
+            x += bias
+            np.maximum(x, 0.0, out=x)
+        return x
+
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        x = torch.as_tensor(np.asarray(obs, dtype=np.float32))
-        return self.actor(x).numpy()
+        weight, bias = self._mean
+        return np.tanh(self._features(obs) @ weight + bias)
+
+    def explore(self, obs: np.ndarray, rng: np.random.Generator, scale: float) -> np.ndarray:
+        """An exploring action (float64; the caller clips it to the action space).
+
+        Deterministic actor: ``mu(obs) + N(0, scale^2)`` (DDPG/TD3). Gaussian actor: ``tanh(mean + scale * std * eps)``,
+        so ``scale`` 1 samples the SAC policy itself. ``eps`` comes from ``rng`` in both cases.
+        """
+        if self._log_std is None:
+            action = np.asarray(self(obs), dtype=np.float64)
+            return action + rng.normal(0.0, scale, size=action.shape)
+        h = self._features(obs)
+        mean = (h @ self._mean[0] + self._mean[1]).astype(np.float64)
+        log_std = np.tanh((h @ self._log_std[0] + self._log_std[1]).astype(np.float64))
+        log_std = LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (log_std + 1.0)
+        return np.tanh(mean + scale * np.exp(log_std) * rng.normal(0.0, 1.0, size=mean.shape))

@@ -3,7 +3,7 @@
 One gradient step::
 
     a'       = clip(mu'(s') + clip(N(0, policy_noise^2), -noise_clip, noise_clip), -1, 1)
-    y        = r + gamma * not_done * min(Q1'(s', a'), Q2'(s', a'))
+    y        = r + discount * min(Q1'(s', a'), Q2'(s', a'))   (discount = gamma^n * not_done)
     critics <- Adam step on mean (Q1(s, a) - y)^2 + mean (Q2(s, a) - y)^2
     every policy_delay steps: actor <- Adam step on -mean Q1(s, mu(s)); targets <- soft update
 """
@@ -41,13 +41,11 @@ class TD3(OffPolicyAgent):
             next_actions = (self.actor_target(batch.next_obs) + noise).clamp(-1.0, 1.0)
             next_q = torch.min(self.critic1_target(batch.next_obs, next_actions),
                                self.critic2_target(batch.next_obs, next_actions))
-            target_q = torch.addcmul(batch.rewards, batch.not_done, next_q, value=cfg.gamma)
+            target_q = torch.addcmul(batch.rewards, batch.discount, next_q)
 
         critic_loss = (F.mse_loss(self.critic1(batch.obs, batch.actions), target_q)
                        + F.mse_loss(self.critic2(batch.obs, batch.actions), target_q))
-        self.critic_optimizer.zero_grad(set_to_none=True)
-        critic_loss.backward()
-        self.critic_optimizer.step()
+        self._step(self.critic_optimizer, critic_loss)
 
         if (self.updates_done + 1) % cfg.td3_policy_delay != 0:
             return critic_loss.detach(), None

@@ -1,0 +1,93 @@
+"""SAC (Haarnoja et al., 2018; CleanRL's ``sac_continuous_action.py``): a squashed Gaussian actor, twin critics
+evaluated as one ensemble, target critics, and an automatically tuned entropy temperature.
+
+One gradient step::
+
+    a', logp' ~ pi(s')                                       (tanh-squashed Gaussian, reparameterized)
+    y        = r + discount * (min(Q1'(s', a'), Q2'(s', a')) - alpha * logp')
+    critics <- Adam step on mean (Q1(s, a) - y)^2 + mean (Q2(s, a) - y)^2
+    a, logp ~ pi(s);  actor <- Adam step on mean (alpha * logp - min(Q1(s, a), Q2(s, a)))
+    alpha   <- Adam step on -mean log_alpha * (logp + target_entropy)      (target entropy: -act_dim)
+    critic targets <- (1 - tau) * targets + tau * online
+
+The deterministic policy (evaluation, deployment) is ``tanh(mean)``; exploring rollouts sample the Gaussian.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch.nn import functional as F
+
+from .base import OffPolicyAgent, frozen_copy, make_adam
+from .networks import EnsembleCritic
+from .replay_buffer import Batch
+
+
+class SAC(OffPolicyAgent):
+    algorithm = "sac"
+    gaussian_actor = True
+
+    def _build_critics(self) -> None:
+        self.critic = EnsembleCritic(self.obs_dim, self.act_dim, self.config.hidden_sizes, members=2).to(self.device)
+        self.critic_target = frozen_copy(self.critic)
+        self.critic_optimizer = make_adam(list(self.critic.parameters()), self.config.critic_lr)
+        self.target_entropy = -float(self.act_dim)
+        self.log_alpha = torch.tensor([math.log(self.config.sac_initial_alpha)], device=self.device,
+                                      requires_grad=True)
+        self.alpha_optimizer = make_adam([self.log_alpha], self.config.critic_lr)
+        self._critic_params = list(self.critic.parameters())
+        self._critic_target_params = list(self.critic_target.parameters())
+
+    def _sample(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Reparameterized action in (-1, 1) and its log-probability (B, 1), noise from the agent's generator."""
+        mean, log_std = self.actor.mean_log_std(obs)
+        std = log_std.exp()
+        eps = torch.randn(mean.shape, generator=self.generator).to(self.device)
+        pre_tanh = mean + std * eps
+        action = torch.tanh(pre_tanh)
+        # log N(pre_tanh; mean, std) - sum log(1 - tanh^2), the latter in the stable form 2(log2 - u - softplus(-2u))
+        log_prob = (-0.5 * eps.pow(2) - log_std - 0.5 * math.log(2.0 * math.pi)
+                    - 2.0 * (math.log(2.0) - pre_tanh - F.softplus(-2.0 * pre_tanh)))
+        return action, log_prob.sum(-1, keepdim=True)
+
+    def _gradient_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        alpha = self.log_alpha.detach().exp()
+        with torch.no_grad():
+            next_actions, next_log_prob = self._sample(batch.next_obs)
+            next_q = self.critic_target(batch.next_obs, next_actions).min(0).values - alpha * next_log_prob
+            target_q = torch.addcmul(batch.rewards, batch.discount, next_q)
+
+        q = self.critic(batch.obs, batch.actions)
+        critic_loss = F.mse_loss(q, target_q.expand_as(q)) * q.shape[0]  # the sum of the members' mean losses
+        self._step(self.critic_optimizer, critic_loss)
+
+        actions, log_prob = self._sample(batch.obs)
+        q_pi = self.critic(batch.obs, actions).min(0).values
+        actor_loss = (alpha * log_prob - q_pi).mean()
+        self._step_actor(actor_loss)
+
+        alpha_loss = -(self.log_alpha * (log_prob.detach() + self.target_entropy)).mean()
+        self._step(self.alpha_optimizer, alpha_loss)
+
+        self._soft_update(self._critic_target_params, self._critic_params, self.config.tau)
+        return critic_loss.detach(), actor_loss.detach()
+
+    @property
+    def alpha(self) -> float:
+        return float(self.log_alpha.detach().exp().item())
+
+    def _critic_state(self) -> dict[str, Any]:
+        return {"critic": self.critic.state_dict(), "critic_target": self.critic_target.state_dict(),
+                "critic_optimizer": self.critic_optimizer.state_dict(),
+                "log_alpha": self.log_alpha.detach().cpu().clone(),
+                "alpha_optimizer": self.alpha_optimizer.state_dict()}
+
+    def _load_critic_state(self, state: dict[str, Any]) -> None:
+        self.critic.load_state_dict(state["critic"])
+        self.critic_target.load_state_dict(state["critic_target"])
+        self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+        with torch.no_grad():
+            self.log_alpha.copy_(state["log_alpha"].to(self.device))
+        self.alpha_optimizer.load_state_dict(state["alpha_optimizer"])
