@@ -197,7 +197,9 @@ class TrainerNode(Node):
         rewards = self._rewards_of(k)
         elapsed = time.perf_counter() - t0
         started, wall_before = self._clock_start
-        self.wall_time = wall_before + time.perf_counter() - started  # async iterations overlap: not a sum
+        evaluating = self.evaluation.seconds_total if self.evaluation is not None else 0.0
+        # real time since the run started, periodic evaluations excluded (async iterations overlap: not a sum)
+        self.wall_time = wall_before + time.perf_counter() - started - evaluating
         result = IterationResult(
             iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
             parameters=np.stack([from_field(p.values, np.float64) for p in proposals]),
@@ -212,7 +214,8 @@ class TrainerNode(Node):
         self.last_completed = k
         self._report_progress(row, n_updates, t_agent)
         if self.evaluation is not None:
-            self.evaluation.maybe_run(k + 1, self.agent.transitions_seen, self.agent.actor_state_dict())
+            self.evaluation.maybe_run(k + 1, self.agent.transitions_seen, self.agent.actor_state_dict(),
+                                      self.wall_time)
         if (k + 1) % self.config.checkpoint_every == 0:
             self.checkpoint(k)
 

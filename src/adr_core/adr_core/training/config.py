@@ -61,7 +61,11 @@ class TrainConfig:
     evaluate_every: int = option(10, "Every this many iterations evaluate the deterministic policy on the "
                                      "'reference' setting and the space's 'hard' range and append to "
                                      "<out>/evaluation.csv (learning curves for adr-report); 0 = never.")
+    evaluate_every_steps: int = option(0, "Evaluate instead at the first iteration boundary at or past every "
+                                          "multiple of this many agent steps; 0 = use evaluate_every.")
     evaluate_episodes: int = option(5, "Episodes per evaluated setting of the periodic evaluation.")
+    evaluate_settings: tuple[str, ...] = option(("reference", "hard"), "Settings of the periodic evaluation: "
+                                                "'reference' and named ranges of the env's space (e.g. 'hard').")
     tensorboard: bool = option(True, "Write TensorBoard scalars to <out>/tb.")
     progress: bool = option(True, "Show a progress bar (tqdm) with ETA and live metrics.")
     agent: AgentConfig = field(default_factory=AgentConfig, metadata={"help": "Agent (DDPG/TD3) hyperparameters."})
@@ -72,7 +76,7 @@ class TrainConfig:
     # fields that may differ when a run is resumed
     RUNTIME_FIELDS: typing.ClassVar[tuple[str, ...]] = (
         "total_agent_steps", "device", "torch_threads", "checkpoint_every", "keep_checkpoint_every", "tensorboard",
-        "progress", "evaluate_every", "evaluate_episodes")
+        "progress", "evaluate_every", "evaluate_every_steps", "evaluate_episodes", "evaluate_settings")
 
     def __post_init__(self) -> None:
         if self.sampler not in SAMPLER_KINDS:
@@ -84,7 +88,7 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.evaluate_episodes < 1:
             raise ConfigError(f"evaluate_episodes must be >= 1, got {self.evaluate_episodes}")
-        for name in ("torch_threads", "keep_checkpoint_every", "evaluate_every"):
+        for name in ("torch_threads", "keep_checkpoint_every", "evaluate_every", "evaluate_every_steps"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.max_episode_steps is not None and self.max_episode_steps < 1:

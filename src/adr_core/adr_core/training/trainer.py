@@ -62,12 +62,14 @@ def resolve_device(name: str) -> torch.device:
 
 def periodic_evaluation(config: TrainConfig, out_dir: Path, start_iteration: int):
     """The learning-curve hook (reference and 'hard' settings) both trainers call after each iteration, or None."""
-    if not config.evaluate_every:
+    if not config.evaluate_every and not config.evaluate_every_steps:
         return None
     from ..evaluation.periodic import PeriodicEvaluation
 
-    return PeriodicEvaluation(out_dir, config.env_id, every=config.evaluate_every, episodes=config.evaluate_episodes,
-                              max_episode_steps=config.max_episode_steps, start_iteration=start_iteration)
+    return PeriodicEvaluation(out_dir, config.env_id, every=config.evaluate_every,
+                              every_steps=config.evaluate_every_steps, settings=list(config.evaluate_settings),
+                              episodes=config.evaluate_episodes, max_episode_steps=config.max_episode_steps,
+                              start_iteration=start_iteration)
 
 
 def _mean(values: list[float]) -> float:
@@ -249,7 +251,8 @@ class Trainer:
                     self.log.log_samples(result.iteration, result.proposals, result.parameters)
                     self._periodic_checkpoints()
                 if evaluation is not None:
-                    evaluation.maybe_run(self.iteration, self.agent_steps, self.agent.actor_state_dict())
+                    evaluation.maybe_run(self.iteration, self.agent_steps, self.agent.actor_state_dict(),
+                                         self.wall_time)
                 bar.update(min(self.agent_steps, cfg.total_agent_steps) - min(before, cfg.total_agent_steps))
                 bar.set_postfix_str(self._postfix(row), refresh=False)
             if self.out_dir is not None and rows and self.iteration % cfg.checkpoint_every != 0:

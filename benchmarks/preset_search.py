@@ -1,0 +1,129 @@
+"""Search for a fast LunarLander agent preset: every (variant x seed) trains in-process (ADR, Algorithm 1) and is
+scored on the reference engine only (main engine 13), never on the hard range [8, 11].
+
+    python benchmarks/preset_search.py --variants td3_64_n3 sac_64_n3 --seeds 0 1 --parallel 2 --out runs/search.jsonl
+    python benchmarks/preset_search.py --list                      # the variants of benchmarks/preset_variants.yaml
+
+A run stops at ``--budget-steps`` agent steps or ``--max-train-seconds`` of training time (summed iteration time,
+evaluation excluded), whichever comes first. Every ``--eval-every`` agent steps the deterministic policy plays
+``--eval-episodes`` reference episodes; the first evaluation with mean return >= 200 is the run's landing point. At
+the end the final policy plays ``--final-episodes`` reference episodes (other initial states). One JSON line per run
+(appended, so a repeated command skips the runs already in the file). Each run uses one torch thread; ``--parallel``
+runs several at once (on a machine with that many free cores).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+VARIANTS_FILE = HERE / "preset_variants.yaml"
+LANDED = 200.0
+
+
+def load_variants(path: Path = VARIANTS_FILE) -> dict[str, dict[str, Any]]:
+    data = yaml.safe_load(path.read_text())
+    return {name: {"description": v.get("description", ""), "set": dict(v.get("set", {}))}
+            for name, v in data["variants"].items()}
+
+
+def run_one(job: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    from adr_core.evaluation.settings import evaluate
+    from adr_core.training.cli import resolve_experiment
+    from adr_core.training.config import TrainConfig
+    from adr_core.training.trainer import Trainer
+
+    torch.set_num_threads(1)
+    overrides = {"seed": job["seed"], "total_agent_steps": job["budget_steps"], "evaluate_every": 0,
+                 "progress": False, "tensorboard": False, "torch_threads": 1, **job["set"]}
+    config = TrainConfig.from_yaml(resolve_experiment(job["base"])).with_overrides(overrides)
+    trainer = Trainer(config, None)
+
+    def score(episodes: int, seed: int) -> dict[str, float]:
+        s = evaluate(trainer.agent.actor_state_dict(), config.env_id, ["reference"], episodes, (seed,))["reference"]
+        return s.summary()
+
+    curve, landed, next_eval, eval_seconds = [], None, job["eval_every"], 0.0
+    while not trainer.done and trainer.wall_time < job["max_train_seconds"]:
+        trainer.run_iteration()
+        if trainer.agent_steps >= next_eval:
+            next_eval = (trainer.agent_steps // job["eval_every"] + 1) * job["eval_every"]
+            start = time.perf_counter()
+            summary = score(job["eval_episodes"], 0)
+            eval_seconds += time.perf_counter() - start
+            point = {"agent_steps": trainer.agent_steps, "train_s": round(trainer.wall_time, 2),
+                     "return_mean": round(summary["return_mean"], 2), "solved": summary["solved_fraction"]}
+            curve.append(point)
+            print(f"[{job['variant']} s{job['seed']}] {point}", flush=True)
+            if job["progress"]:
+                with open(job["progress"], "a") as handle:
+                    handle.write(json.dumps({"variant": job["variant"], "seed": job["seed"], **point}) + "\n")
+            if landed is None and summary["return_mean"] >= LANDED:
+                landed = point
+    final = score(job["final_episodes"], 1)
+    return {"variant": job["variant"], "seed": job["seed"], "set": job["set"], "agent_steps": trainer.agent_steps,
+            "train_s": round(trainer.wall_time, 2), "evaluation_s": round(eval_seconds, 2), "landed": landed,
+            "final_return_mean": round(final["return_mean"], 2), "final_solved": final["solved_fraction"],
+            "updates": trainer.agent.updates_done, "curve": curve}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--variants", nargs="+", help="variant names (default: all in the variants file)")
+    parser.add_argument("--variants-file", type=Path, default=VARIANTS_FILE)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--base", default="lunar_lander_adr", help="packaged experiment or YAML the variants modify")
+    parser.add_argument("--budget-steps", type=int, default=400_000)
+    parser.add_argument("--max-train-seconds", type=float, default=720.0)
+    parser.add_argument("--eval-every", type=int, default=10_000)
+    parser.add_argument("--eval-episodes", type=int, default=10)
+    parser.add_argument("--final-episodes", type=int, default=30)
+    parser.add_argument("--parallel", type=int, default=1)
+    parser.add_argument("--out", type=Path, help="JSON lines, appended")
+    parser.add_argument("--progress", type=Path, help="also append every evaluation point here as a JSON line")
+    parser.add_argument("--list", action="store_true")
+    args = parser.parse_args(argv)
+    variants = load_variants(args.variants_file)
+    if args.list:
+        for name, v in variants.items():
+            print(f"{name:24s} {v['description']}  {v['set']}")
+        return 0
+    names = args.variants or list(variants)
+    unknown = [n for n in names if n not in variants]
+    if unknown:
+        parser.error(f"unknown variant(s) {unknown}; known: {list(variants)}")
+    done = set()
+    if args.out and args.out.is_file():
+        done = {(r["variant"], r["seed"]) for r in map(json.loads, args.out.read_text().splitlines()) if r}
+    jobs = [{"variant": n, "seed": s, "set": variants[n]["set"], "base": args.base, "budget_steps": args.budget_steps,
+             "max_train_seconds": args.max_train_seconds, "eval_every": args.eval_every,
+             "eval_episodes": args.eval_episodes, "final_episodes": args.final_episodes,
+             "progress": str(args.progress) if args.progress else None}
+            for s in args.seeds for n in names if (n, s) not in done]
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(max(1, args.parallel), maxtasksperchild=1) as pool:
+        for result in pool.imap_unordered(run_one, jobs):
+            line = json.dumps(result)
+            landed = result["landed"]
+            print(f"DONE {result['variant']} s{result['seed']}: landed "
+                  f"{'never' if landed is None else (landed['agent_steps'], landed['train_s'])}, final "
+                  f"{result['final_return_mean']} ({result['final_solved']:.2f} solved), {result['train_s']} s",
+                  flush=True)
+            if args.out:
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                with args.out.open("a") as handle:
+                    handle.write(line + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
