@@ -30,7 +30,7 @@ LANDED = 200.0
 
 def load_variants(path: Path = VARIANTS_FILE) -> dict[str, dict[str, Any]]:
     data = yaml.safe_load(path.read_text())
-    return {name: {"description": v.get("description", ""), "set": dict(v.get("set", {}))}
+    return {name: {"description": v.get("description", ""), "set": dict(v.get("set", {})), "base": v.get("base")}
             for name, v in data["variants"].items()}
 
 
@@ -43,9 +43,12 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     from adr_core.training.trainer import Trainer
 
     torch.set_num_threads(1)
-    overrides = {"seed": job["seed"], "total_agent_steps": job["budget_steps"], "evaluate_every": 0,
+    overrides = {"seed": job["seed"], "evaluate_every": 0,
                  "progress": False, "tensorboard": False, "torch_threads": 1, **job["set"]}
-    config = TrainConfig.from_yaml(resolve_experiment(job["base"])).with_overrides(overrides)
+    config = TrainConfig.from_yaml(resolve_experiment(job["base"]))
+    if job["budget_steps"]:  # else the base config's budget (which a linear learning-rate schedule is defined on)
+        overrides["total_agent_steps"] = job["budget_steps"]
+    config = config.with_overrides(overrides)
     trainer = Trainer(config, None)
 
     def score(episodes: int, seed: int) -> dict[str, float]:
@@ -81,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", nargs="+", help="variant names (default: all in the variants file)")
     parser.add_argument("--variants-file", type=Path, default=VARIANTS_FILE)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--base", default="lunar_lander_adr", help="packaged experiment or YAML the variants modify")
-    parser.add_argument("--budget-steps", type=int, default=400_000)
+    parser.add_argument("--base", default="lunar_lander_adr",
+                        help="packaged experiment or YAML the variants modify, unless a variant names its own base")
+    parser.add_argument("--budget-steps", type=int, default=0, help="agent steps (0: the base config's budget)")
     parser.add_argument("--max-train-seconds", type=float, default=720.0)
     parser.add_argument("--eval-every", type=int, default=10_000)
     parser.add_argument("--eval-episodes", type=int, default=10)
@@ -104,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     done = set()
     if args.out and args.out.is_file():
         done = {(r["variant"], r["seed"]) for r in map(json.loads, args.out.read_text().splitlines()) if r}
-    jobs = [{"variant": n, "seed": s, "set": variants[n]["set"], "base": args.base, "budget_steps": args.budget_steps,
+    jobs = [{"variant": n, "seed": s, "set": variants[n]["set"], "base": variants[n]["base"] or args.base,
+             "budget_steps": args.budget_steps,
              "max_train_seconds": args.max_train_seconds, "eval_every": args.eval_every,
              "eval_episodes": args.eval_episodes, "final_episodes": args.final_episodes,
              "progress": str(args.progress) if args.progress else None}

@@ -173,3 +173,21 @@ def test_a_run_without_checkpoints_is_reported_not_evaluated(tiny_runs, tmp_path
     assert env.evaluations[0].policy is None and "holds no checkpoint" in env.evaluations[0].problem
     assert set(env.figures) == {"training_curves", "sampling_adr", "sampler_dynamics"}
     assert "no policy of this method could be evaluated" in report.markdown.read_text()
+
+
+def test_outcome_lines_state_the_reference_and_the_solved_share_at_every_sweep_point(report):
+    lines = (report.out_dir / "outcome.txt").read_text().splitlines()
+    assert len(lines) == 4  # one per run, the pusher too
+    lunar = report.envs[0]
+    evaluation = lunar.evaluations[0]
+    line = next(x for x in lines if x.startswith(evaluation.run.path.name))
+    reference = evaluation.scores["reference"].summary()
+    assert f"reference (main_engine_power 13): return {reference['return_mean']:.0f}" in line
+    assert f"solved {100 * reference['solved_fraction']:.0f}%" in line
+    cells = line.split("solved by main_engine_power: ")[1].split(", ")
+    expected = [f"{p[0]:.4g}: {100 * v:.0f}%" for p, v in zip(evaluation.sweep.grid.points,
+                                                             evaluation.sweep.solved_fraction())]
+    assert cells == expected and len(cells) == 4  # OPTIONS.points
+    pusher_line = next(x for x in lines if "Pusher" in x)
+    assert "solved over the grid" in pusher_line and "least at (" in pusher_line
+    assert "Outcome (final policy)" in report.markdown.read_text()

@@ -191,7 +191,7 @@ class TrainerNode(Node):
         for trajectory in randomized:  # slot order, as the in-process trainer
             self.agent.store(trajectory)
         n_updates = self.agent.updates_due()
-        losses = self.agent.update(n_updates)
+        losses = self.agent.update(n_updates, progress=self.agent.transitions_seen / self.config.total_agent_steps)
         t_agent = time.perf_counter() - t1
         self.publish_weights()
         rewards = self._rewards_of(k)

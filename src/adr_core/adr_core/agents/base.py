@@ -69,6 +69,10 @@ class OffPolicyAgent(ABC):
     def _gradient_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
         """One update; returns detached (critic_loss, actor_loss or None when the actor was not updated)."""
 
+    def _scheduled_optimizers(self) -> list[tuple[FusedAdam, float]]:
+        """(optimizer, configured learning rate) of every optimizer the learning-rate schedule scales."""
+        return [(self.actor_optimizer, self.config.actor_lr), (self.critic_optimizer, self.config.critic_lr)]
+
     @abstractmethod
     def _critic_state(self) -> dict[str, Any]: ...
 
@@ -101,10 +105,18 @@ class OffPolicyAgent(ABC):
         eligible = max(0, self.transitions_seen - self.config.learning_starts)
         return max(0, math.floor(self.config.updates_per_step * eligible + 1e-9) - self.updates_done)
 
-    def update(self, n_updates: int) -> dict[str, float]:
-        """``n_updates`` gradient steps; returns the mean losses (NaN when no step ran)."""
+    def update(self, n_updates: int, progress: float | None = None) -> dict[str, float]:
+        """``n_updates`` gradient steps; returns the mean losses (NaN when no step ran).
+
+        ``progress``: the fraction of the run's budget done (agent steps / total); with ``lr_schedule: linear`` every
+        learning rate is its configured value times ``1 - progress`` for these steps (RL-zoo's ``lin_`` schedules).
+        """
         if n_updates <= 0:
             return {"critic_loss": float("nan"), "actor_loss": float("nan")}
+        if self.config.lr_schedule == "linear" and progress is not None:
+            scale = min(1.0, max(0.0, 1.0 - float(progress)))
+            for optimizer, base_lr in self._scheduled_optimizers():
+                optimizer.lr = base_lr * scale
         critic_sum = torch.zeros((), device=self.device)
         actor_sum = torch.zeros((), device=self.device)
         actor_steps = 0

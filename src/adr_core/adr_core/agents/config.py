@@ -17,6 +17,9 @@ class AgentConfig:
     hidden_sizes: tuple[int, ...] = option((400, 300), "Hidden layer sizes of actor and critic (paper: 400, 300; ReLU).")
     actor_lr: float = option(1e-3, "Adam learning rate of the actor (paper: 0.001).")
     critic_lr: float = option(1e-3, "Adam learning rate of the critic (paper: 0.001).")
+    lr_schedule: Literal["constant", "linear"] = option(
+        "constant", "Learning rates over the run: 'constant' (paper) or 'linear' (each rate times 1 - agent steps / "
+                    "total_agent_steps, RL-zoo's lin_ schedules).")
     tau: float = option(0.005, "Target-network soft update coefficient (paper: 0.005).")
     gamma: float = option(0.99, "Discount factor (paper: 0.99).")
     n_step: int = option(1, "n-step returns: each stored transition sums up to n discounted rewards and bootstraps "
@@ -49,6 +52,8 @@ class AgentConfig:
         for name in ("learning_starts", "updates_per_step", "exploration_noise", "td3_policy_noise", "td3_noise_clip"):
             if getattr(self, name) < 0:
                 raise ValueError(f"agent.{name} must be >= 0, got {getattr(self, name)}")
+        if self.lr_schedule not in ("constant", "linear"):
+            raise ValueError(f"agent.lr_schedule must be 'constant' or 'linear', got {self.lr_schedule!r}")
         if self.n_step < 1:
             raise ValueError(f"agent.n_step must be >= 1 (1 = one-step TD targets), got {self.n_step}")
         if self.batch_size > self.buffer_capacity:

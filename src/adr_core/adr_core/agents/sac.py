@@ -22,6 +22,7 @@ from torch.nn import functional as F
 
 from .base import OffPolicyAgent, frozen_copy, make_adam
 from .networks import EnsembleCritic
+from .optim import FusedAdam
 from .replay_buffer import Batch
 
 
@@ -68,11 +69,14 @@ class SAC(OffPolicyAgent):
         actor_loss = (alpha * log_prob - q_pi).mean()
         self._step_actor(actor_loss)
 
-        alpha_loss = -(self.log_alpha * (log_prob.detach() + self.target_entropy)).mean()
-        self._step(self.alpha_optimizer, alpha_loss)
+        # alpha loss -mean(log_alpha * (logp + target entropy)); its gradient w.r.t. log_alpha in closed form
+        self.alpha_optimizer.step([-(log_prob.detach() + self.target_entropy).mean().reshape(1)])
 
         self._soft_update(self._critic_target_params, self._critic_params, self.config.tau)
         return critic_loss.detach(), actor_loss.detach()
+
+    def _scheduled_optimizers(self) -> list[tuple[FusedAdam, float]]:
+        return [*super()._scheduled_optimizers(), (self.alpha_optimizer, self.config.critic_lr)]
 
     @property
     def alpha(self) -> float:

@@ -2,7 +2,8 @@
 
 Output directory::
 
-    summary.md, summary.html        the page: runs, table of numbers, figures, sampler flags, how it was made
+    summary.md, summary.html        the page: outcome lines, runs, table of numbers, figures, sampler flags, how it was made
+    outcome.txt                     one line per run: the final policy at the reference and across the sweep
     figures/<env>_<figure>.png|svg  generalization / heat maps, learning curves, training curves, sampling, sampler
     sweeps/<run>/                   each run's sweep (sweep.npz, sweep_points.csv, sweep_episodes.csv)
     <env>_scores.csv                final policy on the named settings, per run
@@ -23,6 +24,7 @@ from ..randomization import RandomizationSpace, load_space
 from .curves import Curve, checkpoint_curve, evaluation_curve, metric_column, training_curves
 from .degenerate import DegenerateRegion, applicable, degenerate_regions
 from .grids import default_settings, sweep_grid
+from .outcome import outcome_line
 from .plots import (generalization_figure, heatmap_figure, learning_curves_figure, sampler_dynamics_figure,
                     sampling_histograms_figure, save_figure)
 from .report_evaluations import EvaluationOptions, RunEvaluation, evaluate_runs, methods_of
@@ -33,6 +35,7 @@ from .solved import SolvedCriterion, solved_criterion
 from .summary import write_documents
 
 FIGURES = "figures"
+OUTCOME_FILE = "outcome.txt"  # one line per run: reference and solved share across the sweep
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,10 @@ def build_report(paths: Sequence[str | Path], out_dir: str | Path, options: Repo
     markdown, html = write_documents(blocks, out_dir, "ADR evaluation report")
     report = Report(out_dir, envs, markdown, html, time.perf_counter() - started)
     log(f"report: {markdown} and {html} ({report.seconds:.1f} s)")
+    lines = [outcome_line(e) for env in envs for e in env.evaluations]
+    (out_dir / OUTCOME_FILE).write_text("\n".join(lines) + "\n")
+    for line in lines:  # the last lines of the console output: how each final policy does
+        log(f"outcome: {line}")
     return report
 
 

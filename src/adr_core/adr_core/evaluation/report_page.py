@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .curves import metric_column
+from .outcome import outcome_line
 from .report_evaluations import methods_of
 from .summary import Block, Bullets, Heading, Image, Paragraph, Table
 
@@ -44,7 +45,8 @@ def page_blocks(envs: Sequence["EnvReport"], out_dir: Path, options: "ReportOpti
 
 
 def _env_blocks(env: "EnvReport", out_dir: Path) -> list[Block]:
-    blocks: list[Block] = [Heading(2, env.env_id), Heading(3, "Runs"), _runs_table(env),
+    blocks: list[Block] = [Heading(2, env.env_id), Heading(3, "Outcome (final policy)"),
+                           Bullets([outcome_line(e) for e in env.evaluations]), Heading(3, "Runs"), _runs_table(env),
                            Heading(3, "Numbers (final policy)"), _numbers_table(env),
                            Paragraph(f"{env.criterion.label}. Values: mean ± std across runs of a method "
                                      f"(a single run: its value). 'sweep' = average over all evaluated grid points.")]

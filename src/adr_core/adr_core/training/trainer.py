@@ -178,7 +178,7 @@ class Trainer:
         for trajectory in randomized:  # slot order
             self.agent.store(trajectory)
         n_updates = self.agent.updates_due()
-        return n_updates, self.agent.update(n_updates)
+        return n_updates, self.agent.update(n_updates, progress=self.agent_steps / self.config.total_agent_steps)
 
     def run_iteration(self) -> IterationResult:
         clock = time.perf_counter

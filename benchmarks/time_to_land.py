@@ -1,0 +1,240 @@
+"""Time to land on LunarLander: this project's fast preset (in-process and as the node graph) against
+stable-baselines3 TD3 and SAC with RL-zoo's hyperparameters, on one machine, in one command.
+
+    make bench-setup                                           # once: stable-baselines3 into .venv
+    python benchmarks/time_to_land.py --seeds 0 1 2 --out runs/time_to_land     # hours on 2 cores (SB3 dominates)
+    python benchmarks/time_to_land.py --runs ours ours_graph --seeds 0 1 2 3 4 --out runs/ttl   # the preset only
+    python benchmarks/time_to_land.py --out runs/time_to_land --report-only   # tables + figure from finished runs
+
+Runs, one after the other (each a fresh process or process tree; a repeated command skips finished runs):
+  ours        adr-train --config <preset> (ADR, one process)
+  ours_graph  adr_launch adr train_sim.launch.py config:=<preset> instances:=1 (sampler, simulator, discriminator
+              and trainer as separate processes over DDS, sync mode)
+  sb3_td3     benchmarks/sb3_zoo_lander.py --algorithm td3 (RL-zoo hyperparameters, trained on the reference engine)
+  sb3_sac     benchmarks/sb3_zoo_lander.py --algorithm sac
+
+Every ``--eval-every`` agent steps (ours: at the first iteration boundary past each multiple) the deterministic
+policy plays ``--eval-episodes`` episodes at the reference engine (13), with the clock stopped; the same initial
+states for every run (benchmarks/landing.py). Training time = wall time minus evaluations (ours: the run's
+wall_time_s, start-up excluded). Rules, fixed before any run:
+  - time to land of a run: its training time at the first evaluation with mean return >= 200; a run that never
+    lands is censored at its training time ("> t");
+  - per configuration: the median over seeds (censored runs count as infinitely slow);
+  - ratio = median time to land of the faster SB3 configuration / that of ours; goal >= 3 with equal or better
+    final success (mean over seeds of the solved fraction of ``--final-episodes`` episodes of the final policy,
+    return > 200, at the reference engine);
+  - SB3 runs stop at the zoo's n_timesteps or after ``--sb3-max-minutes`` of training, whichever comes first.
+Outputs in --out: one JSON per run, summary.json, summary.md and time_to_land.png (return vs training time).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from landing import ENV_ID, FINAL_SEED, LANDED, curve_from_evaluation_csv, evaluate_callable, first_landing  # noqa: E402
+
+RUNS = ("ours", "ours_graph", "sb3_td3", "sb3_sac")
+LABELS = {"ours": "ours, in-process (adr-train)", "ours_graph": "ours, node graph (sync, 1 instance)",
+          "sb3_td3": "SB3 TD3, RL-zoo", "sb3_sac": "SB3 SAC, RL-zoo"}
+
+
+def ours_overrides(args: argparse.Namespace) -> dict:
+    return {"evaluate_every": 0, "evaluate_every_steps": args.eval_every, "evaluate_settings": ["reference"],
+            "evaluate_episodes": args.eval_episodes, "tensorboard": False, "progress": False}
+
+
+def run_ours(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict:
+    run_dir = work / f"{name}_s{seed}"
+    log = work / f"{name}_s{seed}.log"
+    overrides = ours_overrides(args)
+    env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    if name == "ours":
+        command = ["adr-train", "--config", args.preset, "--out", str(run_dir), "--seed", str(seed)]
+        command += [f"--set={key}={json.dumps(value)}" for key, value in overrides.items()]
+    else:
+        command = ["adr_launch", "adr", "train_sim.launch.py", f"config:={args.preset}", "instances:=1",
+                   f"seed:={seed}", f"run_dir:={run_dir}", f"overrides:={json.dumps(overrides)}"]
+    started = time.perf_counter()
+    with open(log, "w") as out:
+        code = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+    total_s = time.perf_counter() - started
+    if code != 0:
+        raise RuntimeError(f"{name} seed {seed} failed ({code}); see {log}")
+    from adr_core.evaluation.policies import load_policy
+
+    curve = curve_from_evaluation_csv(run_dir / "evaluation.csv")
+    with open(run_dir / "metrics.csv") as handle:
+        last = handle.read().strip().splitlines()
+    header, final_row = last[0].split(","), last[-1].split(",")
+    metrics = dict(zip(header, final_row))
+    policy = load_policy(run_dir)
+    final = evaluate_callable(policy.policy(), args.final_episodes, FINAL_SEED)
+    return {"name": name, "seed": seed, "agent_steps": int(metrics["agent_steps"]),
+            "train_s": float(metrics["wall_time_s"]), "evaluation_s": sum(p["evaluation_s"] for p in curve),
+            "command_s": total_s, "stopped": "budget", "curve": curve, "landed": first_landing(curve),
+            "final_return_mean": final["return_mean"], "final_solved": final["solved_fraction"],
+            "run_dir": str(run_dir)}
+
+
+def run_sb3(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict:
+    out = work / f"{name}_s{seed}.sb3.json"
+    command = [sys.executable, str(HERE / "sb3_zoo_lander.py"), "--algorithm", name.removeprefix("sb3_"),
+               "--seed", str(seed), "--eval-every", str(args.eval_every), "--eval-episodes", str(args.eval_episodes),
+               "--final-episodes", str(args.final_episodes), "--max-minutes", str(args.sb3_max_minutes),
+               "--threads", str(args.sb3_threads), "--json", str(out)]
+    started = time.perf_counter()
+    with open(work / f"{name}_s{seed}.log", "w") as log:
+        code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
+    if code != 0:
+        raise RuntimeError(f"{name} seed {seed} failed ({code}); see {work / f'{name}_s{seed}.log'}")
+    return {**json.loads(out.read_text()), "command_s": time.perf_counter() - started}
+
+
+def time_to_land(result: dict) -> float:
+    return result["landed"]["train_s"] if result["landed"] else math.inf
+
+
+def summarize(results: list[dict]) -> dict:
+    by_name: dict[str, list[dict]] = {}
+    for r in results:
+        by_name.setdefault(r["name"], []).append(r)
+    table = {}
+    for name in RUNS:
+        runs = sorted(by_name.get(name, []), key=lambda r: r["seed"])
+        if not runs:
+            continue
+        times = [time_to_land(r) for r in runs]
+        table[name] = {"seeds": [r["seed"] for r in runs], "time_to_land_s": times,
+                       "steps_to_land": [r["landed"]["agent_steps"] if r["landed"] else None for r in runs],
+                       "censored_at_s": [None if r["landed"] else r["train_s"] for r in runs],
+                       "median_time_to_land_s": float(np.median(times)),
+                       "landed_runs": sum(r["landed"] is not None for r in runs),
+                       "final_solved": [r["final_solved"] for r in runs],
+                       "final_return": [r["final_return_mean"] for r in runs],
+                       "mean_final_solved": float(np.mean([r["final_solved"] for r in runs])),
+                       "train_s": [r["train_s"] for r in runs], "evaluation_s": [r["evaluation_s"] for r in runs]}
+    sb3 = [n for n in ("sb3_td3", "sb3_sac") if n in table]
+    verdicts = {}
+    if sb3:
+        fastest = min(sb3, key=lambda n: table[n]["median_time_to_land_s"])
+        for ours in ("ours", "ours_graph"):
+            if ours not in table:
+                continue
+            mine, theirs = table[ours]["median_time_to_land_s"], table[fastest]["median_time_to_land_s"]
+            ratio = theirs / mine if math.isfinite(mine) else 0.0
+            censored = not math.isfinite(theirs)
+            if censored:  # the SB3 median never landed: the ratio is at least the cap over ours
+                bound = max(max(c for c in table[fastest]["censored_at_s"] if c is not None), 0.0)
+                ratio = bound / mine if math.isfinite(mine) else 0.0
+            success = table[ours]["mean_final_solved"] >= table[fastest]["mean_final_solved"]
+            verdicts[ours] = {"against": fastest, "ratio": ratio, "ratio_is_lower_bound": censored,
+                              "final_success_equal_or_better": success,
+                              "goal_met": ratio >= 3.0 and success}
+    return {"table": table, "verdicts": verdicts}
+
+
+def markdown(summary: dict) -> str:
+    def fmt(t: float, c: float | None) -> str:
+        return f"> {c:.0f}" if c is not None else f"{t:.0f}"
+
+    lines = ["| configuration | seeds | landed | time to land per seed (s) | median (s) | steps to land | "
+             "final solved per seed | final return per seed |", "|---|---|---|---|---|---|---|---|"]
+    for name, row in summary["table"].items():
+        times = ", ".join(fmt(t, c) for t, c in zip(row["time_to_land_s"], row["censored_at_s"]))
+        median = row["median_time_to_land_s"]
+        steps = ", ".join("-" if s is None else f"{s // 1000}k" for s in row["steps_to_land"])
+        lines.append(f"| {LABELS[name]} | {len(row['seeds'])} | {row['landed_runs']}/{len(row['seeds'])} | {times} | "
+                     f"{'never' if not math.isfinite(median) else f'{median:.0f}'} | {steps} | "
+                     f"{', '.join(f'{s:.2f}' for s in row['final_solved'])} | "
+                     f"{', '.join(f'{r:.0f}' for r in row['final_return'])} |")
+    for ours, v in summary["verdicts"].items():
+        lines.append("")
+        lines.append(f"- {LABELS[ours]} vs {LABELS[v['against']]}: {'>= ' if v['ratio_is_lower_bound'] else ''}"
+                     f"{v['ratio']:.1f}x less time to land; final success "
+                     f"{'equal or better' if v['final_success_equal_or_better'] else 'worse'}; goal (>= 3x, equal or "
+                     f"better success) {'met' if v['goal_met'] else 'NOT met'}")
+    return "\n".join(lines) + "\n"
+
+
+def figure(results: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = {"ours": "tab:blue", "ours_graph": "tab:cyan", "sb3_td3": "tab:orange", "sb3_sac": "tab:red"}
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    seen = set()
+    for r in sorted(results, key=lambda r: (r["name"], r["seed"])):
+        if not r["curve"]:
+            continue
+        minutes = [p["train_s"] / 60 for p in r["curve"]]
+        ax.plot(minutes, [p["return_mean"] for p in r["curve"]], color=colors[r["name"]], alpha=0.8, lw=1.2,
+                label=None if r["name"] in seen else LABELS[r["name"]])
+        seen.add(r["name"])
+    ax.axhline(LANDED, color="k", ls="--", lw=0.8)
+    ax.set_xlabel("training time (min, evaluation excluded)")
+    ax.set_ylabel("mean return, 10 reference episodes")
+    ax.set_ylim(-400, 320)
+    ax.set_title("LunarLander: time to land (one line per seed)")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", nargs="+", default=list(RUNS), choices=RUNS)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--preset", default="lunar_lander_adr_fast", help="our packaged experiment (or YAML path)")
+    parser.add_argument("--eval-every", type=int, default=10_000, help="agent steps between evaluations")
+    parser.add_argument("--eval-episodes", type=int, default=10)
+    parser.add_argument("--final-episodes", type=int, default=30)
+    parser.add_argument("--sb3-max-minutes", type=float, default=60.0)
+    parser.add_argument("--sb3-threads", type=int, default=2, help="torch threads of the SB3 runs")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--report-only", action="store_true", help="only summarize the runs already in --out")
+    parser.add_argument("--domain-id", type=int, default=150 + os.getpid() % 50)
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not args.report_only:
+        for seed in args.seeds:  # seed-major: an interrupted command leaves comparable sets behind
+            for name in args.runs:
+                path = args.out / f"{name}_s{seed}.json"
+                if path.is_file():
+                    continue
+                print(f"[time_to_land] {name} seed {seed} ...", flush=True)
+                runner = run_sb3 if name.startswith("sb3_") else run_ours
+                result = runner(name, seed, args, args.out)
+                path.write_text(json.dumps(result))
+                landed = result["landed"]
+                print(f"[time_to_land] {name} seed {seed}: "
+                      f"{'landed at %.0f s (%d steps)' % (landed['train_s'], landed['agent_steps']) if landed else 'never landed'}"
+                      f", final solved {result['final_solved']:.2f}, return {result['final_return_mean']:.0f}, "
+                      f"{result['train_s']:.0f} s of training", flush=True)
+    results = [json.loads(p.read_text()) for p in sorted(args.out.glob("*_s*.json")) if not p.name.endswith(".sb3.json")]
+    if not results:
+        parser.error(f"no finished runs in {args.out}")
+    summary = summarize(results)
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    text = markdown(summary)
+    (args.out / "summary.md").write_text(text)
+    figure(results, args.out / "time_to_land.png")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""One line per evaluated run: how its final policy does at the reference and across the sweep.
+
+    reference (main_engine_power 13): return 243 ± 41, solved 93%; solved by main_engine_power: 8: 0%, 9: 20%, ...
+
+1-D spaces list the solved share at every sweep point; larger spaces give, per dimension, the point where the
+policy solves least. The same line ends the report's console output and heads its summary page.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .report_evaluations import RunEvaluation
+
+
+def _value(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def outcome_line(evaluation: "RunEvaluation") -> str:
+    run, policy = evaluation.run, evaluation.policy
+    label = f"{run.path.name} ({run.method}, seed {run.seed})"
+    if policy is None:
+        return f"{label}: not evaluated: {evaluation.problem}"
+    parts = []
+    space = policy.space
+    reference = evaluation.scores.get("reference")
+    if reference is not None:
+        s = reference.summary()
+        where = ", ".join(f"{n} {_value(v)}" for n, v in zip(space.names, space.reference()))
+        metric = (f"return {s['return_mean']:.0f} ± {s['return_std']:.0f}" if math.isnan(s["final_distance_mean"])
+                  else f"final distance {s['final_distance_mean']:.3g}")
+        parts.append(f"reference ({where}): {metric}, solved {100 * s['solved_fraction']:.0f}%")
+    sweep = evaluation.sweep
+    if sweep is not None:
+        solved = sweep.solved_fraction()
+        points = sweep.grid.points
+        if space.ndim == 1:
+            cells = ", ".join(f"{_value(p[0])}: {100 * v:.0f}%" for p, v in zip(points, solved))
+            parts.append(f"solved by {space.names[0]}: {cells}")
+        elif sweep.grid.kind == "per_dimension":
+            worst = []
+            for d, name in enumerate(space.names):
+                idx = sweep.indices_of(d)
+                if idx.size:
+                    i = idx[int(solved[idx].argmin())]
+                    worst.append(f"{name} {_value(points[i][d])}: {100 * solved[i]:.0f}%")
+            parts.append(f"solved over the sweep {100 * solved.mean():.0f}%; least per dimension: {', '.join(worst)}")
+        else:
+            i = int(solved.argmin())
+            at = ", ".join(f"{n} {_value(v)}" for n, v in zip(space.names, points[i]))
+            parts.append(f"solved over the grid {100 * solved.mean():.0f}%, least at ({at}): {100 * solved[i]:.0f}%")
+    return f"{label}: " + "; ".join(parts)
