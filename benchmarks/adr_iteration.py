@@ -22,9 +22,9 @@ from adr_core.training.cli import resolve_experiment  # noqa: E402
 from adr_core.training.config import TrainConfig  # noqa: E402
 from adr_core.training.trainer import Trainer  # noqa: E402
 
-PHASES = (("time_rollouts_s", "rollouts (randomized + reference)"), ("time_score_s", "discriminator scoring"),
-          ("time_agent_s", "agent updates"), ("time_sampler_s", "SVPG update"),
-          ("time_discriminator_s", "discriminator training"))
+PHASES = (("time_rollouts_s", "rollouts (randomized + reference)"),
+          ("time_discriminator_s", "discriminator scoring and training"), ("time_agent_s", "agent updates"),
+          ("time_sampler_s", "SVPG update"))
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ setup(
             "adr-train = adr_core.training.cli:main",
             "adr-evaluate = adr_core.evaluation.cli:evaluate_main",
             "adr-report = adr_core.evaluation.cli:report_main",
+            "adr-probe = adr_core.probe.cli:main",
         ],
     },
 )

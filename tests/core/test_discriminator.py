@@ -77,3 +77,32 @@ def test_state_round_trip_continues_identically_and_rejects_other_shapes():
     np.testing.assert_array_equal(a.score(rand), b.score(rand))
     with pytest.raises(ValueError, match="inputs per transition"):
         DiscriminatorRewarder(OBS + 1, ACT, DiscriminatorConfig(), seed=0).load_state_dict(a.state_dict())
+
+
+def compensated(rng: np.random.Generator, kind: str, slot: int, length: int = 50) -> Trajectory:
+    """A policy that compensates a 1.5x stronger engine: it acts a / 1.5 there, so s' = s + a in both kinds.
+    The dynamics (s, a, s') differ; the states reached do not."""
+    t = synthetic(rng, "reference", slot, length)
+    if kind == "randomized":
+        t.actions = (t.actions / 1.5).astype(np.float32)
+        t.kind = "randomized"
+    return t
+
+
+def test_state_inputs_see_outcomes_not_dynamics():
+    rng = np.random.default_rng(4)
+    rand = [compensated(rng, "randomized", i) for i in range(10)]
+    ref = [compensated(rng, "reference", i) for i in range(10)]
+    fresh_rand = [compensated(rng, "randomized", i) for i in range(5)]
+    fresh_ref = [compensated(rng, "reference", i) for i in range(5)]
+    by_input = {}
+    for inputs in ("transition", "state"):
+        disc = DiscriminatorRewarder(OBS, ACT, DiscriminatorConfig(learning_rate=2e-3, inputs=inputs), seed=0)
+        assert disc.input_dim == (2 * OBS + ACT if inputs == "transition" else OBS)
+        for _ in range(4):
+            disc.train(rand, ref, n_steps=150)
+        by_input[inputs] = disc.mean_probability(fresh_rand) - disc.mean_probability(fresh_ref)
+    assert by_input["transition"] > 0.4  # the actions give the stronger engine away
+    assert abs(by_input["state"]) < 0.1  # the same states: nothing to tell apart
+    with pytest.raises(ValueError, match="discriminator.inputs must be one of"):
+        DiscriminatorConfig(inputs="pixels")

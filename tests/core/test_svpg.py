@@ -144,3 +144,42 @@ def test_update_checks_its_inputs_and_state_round_trips():
         assert sampler.update(a[:, 0]) == twin.update(b[:, 0])
     with pytest.raises(SamplerError, match="particles"):
         SVPGSampler(2, SVPGConfig(num_particles=4, rollout_length=2), seed=0).load_state_dict(sampler.state_dict())
+
+
+def _pinned_at_the_top(restart_when_stuck: bool) -> SVPGSampler:
+    """1-D particles at u = 1 whose policy pushes straight up (mean +10, tiny std): every move is clipped away."""
+    sampler = SVPGSampler(1, SVPGConfig(num_particles=3, horizon=1000, restart_when_stuck=restart_when_stuck), seed=0)
+    with torch.no_grad():
+        sampler.particles.mean_w.zero_()
+        sampler.particles.mean_b.fill_(10.0)
+        sampler.particles.log_std.fill_(-20.0)
+    sampler.states = torch.ones(3, 1)
+    return sampler
+
+
+def test_a_particle_pinned_at_a_face_restarts_only_with_restart_when_stuck():
+    pinned = _pinned_at_the_top(restart_when_stuck=False)
+    assert (pinned.propose() == 1.0).all() and (pinned.states == 1.0).all()
+    assert (pinned.pending["masks"] == 1.0).all() and (pinned.steps_in_episode == 1).all()
+
+    restarted = _pinned_at_the_top(restart_when_stuck=True)
+    proposals = restarted.propose()
+    assert (proposals == 1.0).all()  # the proposal is the clipped point; the particle then restarts from it
+    assert (restarted.pending["masks"] == 0.0).all(), "a stuck step ends the particle's episode"
+    assert (restarted.steps_in_episode == 0).all() and (restarted.states < 1.0).all()
+
+
+def test_restart_when_stuck_resumes_exactly_from_a_checkpoint():
+    config = SVPGConfig(num_particles=4, rollout_length=3, horizon=1000, restart_when_stuck=True, max_step_length=0.5)
+    sampler = SVPGSampler(1, config, seed=3)
+    for _ in range(4):  # long moves: particles reach the faces and restart
+        sampler.update(sampler.propose()[:, 0])
+    twin = SVPGSampler(1, config, seed=99)
+    twin.load_state_dict(sampler.state_dict())
+    stuck_restarts = 0
+    for _ in range(6):
+        a, b = sampler.propose(), twin.propose()
+        np.testing.assert_array_equal(a, b)
+        stuck_restarts += int((sampler.pending["masks"] == 0).sum())  # no horizon ends in 30 steps
+        assert sampler.update(a[:, 0]) == twin.update(b[:, 0])
+    assert stuck_restarts > 0

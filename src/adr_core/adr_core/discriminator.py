@@ -1,6 +1,6 @@
 """The discriminator rewarder: tells randomized from reference transitions; its output scores environments.
 
-D(s, a, s') = P(the transition came from a randomized environment). Paper: two 128-unit tanh layers, a
+D(s, a, s') = P(the transition came from a randomized environment) (``inputs: state``: D(s'), the reached states only). Paper: two 128-unit tanh layers, a
 sigmoid output, BCE (randomized = 1, reference = 0), Adam lr 2e-4, batch 128. The reward of a randomized
 trajectory is computed *before* the discriminator trains on it (``score`` then ``train``).
 
@@ -28,6 +28,7 @@ from .rollout import Trajectory
 from .training.fields import option
 
 REWARD_DEFINITIONS = ("mean_log_d", "log_mean_d", "log_mean_d_minus_log_half")
+INPUTS = ("transition", "state")
 
 
 @dataclass
@@ -39,10 +40,14 @@ class DiscriminatorConfig:
                                               "(published code: 1; the paper does not say).")
     reward: str = option("mean_log_d", "Environment score: 'mean_log_d' (paper eq. (1), mean over tuples of log D), "
                                        "'log_mean_d' or 'log_mean_d_minus_log_half' (the published code's).")
+    inputs: str = option("transition", "What D sees of each step: 'transition' = (s, a, s') (paper), or 'state' = "
+                                       "s' only (the states the policy reaches, not the dynamics that led there).")
 
     def __post_init__(self) -> None:
         if self.reward not in REWARD_DEFINITIONS:
             raise ValueError(f"discriminator.reward must be one of {REWARD_DEFINITIONS}, got {self.reward!r}")
+        if self.inputs not in INPUTS:
+            raise ValueError(f"discriminator.inputs must be one of {INPUTS}, got {self.inputs!r}")
         for name in ("hidden_size", "learning_rate", "batch_size"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"discriminator.{name} must be > 0, got {getattr(self, name)}")
@@ -69,7 +74,7 @@ class DiscriminatorRewarder:
     def __init__(self, obs_dim: int, act_dim: int, config: DiscriminatorConfig, seed: int,
                  device: torch.device | str = "cpu") -> None:
         self.obs_dim, self.act_dim, self.config = int(obs_dim), int(act_dim), config
-        self.input_dim = 2 * self.obs_dim + self.act_dim
+        self.input_dim = 2 * self.obs_dim + self.act_dim if config.inputs == "transition" else self.obs_dim
         self.device = torch.device(device)
         self.generator = torch.Generator().manual_seed(int(seed))  # batch sampling
         with torch.random.fork_rng(devices=[]):
@@ -150,7 +155,10 @@ class DiscriminatorRewarder:
         self.steps_done = int(state["steps_done"])
 
     def _tensor(self, trajectories: Sequence[Trajectory]) -> torch.Tensor:
-        rows = np.concatenate([t.transitions() for t in trajectories], axis=0)
+        if self.config.inputs == "transition":
+            rows = np.concatenate([t.transitions() for t in trajectories], axis=0)
+        else:
+            rows = np.concatenate([t.next_obs for t in trajectories], axis=0)
         if rows.shape[1] != self.input_dim:
             raise ValueError(f"transitions have {rows.shape[1]} values, the discriminator expects {self.input_dim}")
         return torch.from_numpy(rows).to(self.device)

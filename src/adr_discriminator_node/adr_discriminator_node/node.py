@@ -1,9 +1,8 @@
 """Discriminator node: scores each iteration's randomized trajectories (before training on them), then trains.
 
 - ``adr/trajectories``: buffered per iteration; once iteration k holds the randomized and reference trajectories of
-  every slot 0..n-1 (n = the sampler's proposals per iteration) and k-1 is done, exactly as
-  ``adr_core.training.Trainer.run_iteration``: score -> mean probabilities -> publish ``adr/particle_rewards`` ->
-  train. Malformed, duplicate and stale trajectories are refused with a logged reason and a diagnostics counter.
+  every slot 0..n-1 (n = the sampler's proposals per iteration) and k-1 is done:
+  ``adr_core.iteration.score_then_train`` (score, then train on them) and publish ``adr/particle_rewards``. Malformed, duplicate and stale trajectories are refused with a logged reason and a diagnostics counter.
 - ``adr/discriminator/save_checkpoint``: writes the state as of one of the last two completed iterations;
   on shutdown every kept snapshot is written; ``resume:=true`` continues after the run's ``latest.json``.
 - ``adr/metrics/*``, ``/diagnostics``.
@@ -15,6 +14,7 @@ import time
 import numpy as np
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.envs import make_env
+from adr_core.iteration import score_then_train
 from adr_core.samplers import make_sampler
 from adr_core.training.config import ConfigError
 from adr_core.training.seeding import component_seed
@@ -111,17 +111,11 @@ class DiscriminatorNode(Node):
         self._show_progress()
 
     def _complete(self, done: CompleteIteration) -> None:
-        """Trainer.run_iteration's discriminator part, in its order: score before training on the iteration."""
+        """The discriminator's step of Algorithm 1 (adr_core.iteration.score_then_train), then the rewards out."""
         started = time.perf_counter()
-        discriminator = self.discriminator
-        rewards = discriminator.score(done.randomized)
-        d_scores = {"d_randomized": discriminator.mean_probability(done.randomized),
-                    "d_reference": discriminator.mean_probability(done.reference)}
+        rewards, metrics = score_then_train(self.discriminator, done.randomized, done.reference)
         self._publish_rewards(done.iteration, rewards)
-        steps = discriminator.steps_for(done.randomized)
-        metrics = {**discriminator.train(done.randomized, done.reference, steps), "discriminator_steps": steps,
-                   **d_scores}
-        self.snapshots.keep(done.iteration, make_payload(done.iteration, discriminator, self.config))
+        self.snapshots.keep(done.iteration, make_payload(done.iteration, self.discriminator, self.config))
         self.metrics.publish({**metrics, "sampler_reward_mean": float(rewards.mean()),
                               "time_discriminator_s": time.perf_counter() - started})
         self.diagnostics.count("iterations")

@@ -29,7 +29,8 @@ from adr_core.training.checkpoint import CheckpointError
 from adr_core.training.config import ConfigError
 from adr_core.training.run_log import RunLog
 from adr_core.training.seeding import component_seed
-from adr_core.training.trainer import METRIC_COLUMNS, IterationResult, periodic_evaluation, resolve_device
+from adr_core.iteration import IterationResult, update_agent
+from adr_core.training.trainer import METRIC_COLUMNS, periodic_evaluation, resolve_device
 from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
@@ -188,10 +189,7 @@ class TrainerNode(Node):
     def learn_and_log(self, log: RunLog, k: int, proposals: list[ParameterSet], randomized: list[Trajectory],
                       t0: float, t_rollouts: float) -> None:
         t1 = time.perf_counter()
-        for trajectory in randomized:  # slot order, as the in-process trainer
-            self.agent.store(trajectory)
-        n_updates = self.agent.updates_due()
-        losses = self.agent.update(n_updates, progress=self.agent.transitions_seen / self.config.total_agent_steps)
+        n_updates, losses = update_agent(self.agent, randomized, self.config.total_agent_steps)
         t_agent = time.perf_counter() - t1
         self.publish_weights()
         rewards = self._rewards_of(k)

@@ -23,8 +23,9 @@ class PolicySpec:
     """What a worker needs to rebuild a policy and its environment."""
 
     env_id: str
-    weights: Mapping[str, np.ndarray]  # actor state dict as arrays
+    weights: Mapping[str, np.ndarray]  # actor state dict as arrays (empty for a callable policy)
     max_episode_steps: int | None = None
+    callable_path: str = ""  # 'module:callable' obs -> action, imported by each worker (instead of weights)
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,17 @@ class EpisodeRunner:
 
     def _policy(self, key: str):
         if key not in self._policies:
+            spec = self.specs[key]
+            if spec.callable_path:
+                from ..probe.policies import import_callable
+
+                self._policies[key] = import_callable(spec.callable_path)
+                return self._policies[key]
             import torch
 
             from ..agents.networks import ActorPolicy
 
-            weights = {name: torch.from_numpy(np.array(value, dtype=np.float32))
-                       for name, value in self.specs[key].weights.items()}
+            weights = {name: torch.from_numpy(np.array(value, dtype=np.float32)) for name, value in spec.weights.items()}
             self._policies[key] = ActorPolicy.from_state_dict(weights)
         return self._policies[key]
 
@@ -98,6 +104,8 @@ class EpisodeRunner:
             kwargs = {} if spec.max_episode_steps is None else {"max_episode_steps": spec.max_episode_steps}
             self._envs[cache_key] = make_env(spec.env_id, **kwargs)
         env = self._envs[cache_key]
+        if spec.callable_path:  # checked by the probe before it asks for episodes (probe.policies.check_policy)
+            return env
         actor = self._policy(key).actor
         dims = (int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape)))
         if dims != (actor.obs_dim, actor.act_dim):

@@ -9,7 +9,8 @@ Particle MDP (our reading of the paper's appendix):
   state s_t in [0, 1]^d; action a_t ~ N(mu(s_t), sigma^2) (always stochastic);
   s_{t+1} = clip(s_t + max_step * a_t / max(1, ||a_t||), 0, 1)   (move length <= max_step);
   r_t = reward of the environment at s_{t+1} (the proposed point); after ``horizon`` steps the episode
-  ends (mask 0) and the particle restarts at a uniform random point.
+  ends (mask 0) and the particle restarts at a uniform random point; with ``restart_when_stuck`` (published code)
+  also when the clipped move left the particle where it was (pinned at a face of the cube).
 """
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ class SVPGConfig:
     horizon: int = option(50, "Particle steps before a uniform random restart (paper: 50; published code: 25).")
     rollout_length: int = option(1, "Particle steps per ADR iteration, i.e. proposals per particle (Algorithm 1: "
                                      "one environment per particle; published code: 5).")
+    restart_when_stuck: bool = option(False, "Restart a particle (uniformly, ending its episode) when its clipped "
+                                             "move leaves it where it was, pinned at a face of the cube (published "
+                                             "code: true; the paper does not say).")
 
     def __post_init__(self) -> None:
         if self.num_particles is not None and self.num_particles < 2:
@@ -90,6 +94,8 @@ class SVPGSampler(Sampler):
             states[:, t], actions[:, t], proposals[:, t] = self.states, action, reached
             self.steps_in_episode += 1
             ended = self.steps_in_episode >= cfg.horizon
+            if cfg.restart_when_stuck:
+                ended |= (reached == self.states).all(dim=1)
             masks[:, t] = (~ended).float()
             restart = torch.rand(self.n, self.ndim, generator=self.generator)
             self.states = torch.where(ended.unsqueeze(1), restart, reached)

@@ -1,24 +1,12 @@
-"""Algorithm 1 (Active Domain Randomization) in one process, as a loop over reusable steps.
+"""The in-process runner of Algorithm 1 (Active Domain Randomization): builds the pieces, loops, logs, checkpoints.
 
-One iteration k (policy weights fixed during the rollouts: those at the end of iteration k-1)::
-
-    proposals  = sampler.propose()                                   (n, d) normalized
-    parameters = space.from_normalized(proposals)                    (n, d) physical
-    policy     = ActorPolicy.from_state_dict(agent.actor_state_dict())
-    for slot:  randomized[slot] = rollout(randomized env, policy, parameters[slot], kind="randomized", ...)
-               reference[slot]  = rollout(reference env, policy, reference params, kind="reference", ...)  (ADR only)
-    rewards    = discriminator.score(randomized)                     before the discriminator sees them
-    agent.store(randomized[slot]) for slot in order; agent.update(agent.updates_due())
-    sampler.update(rewards)                                          SVPG, eq. (2)
-    discriminator.train(randomized, reference)
-
-The run stops at the first iteration boundary at which the agent has taken ``total_agent_steps`` steps.
+The iteration itself is ``adr_core.iteration.run_iteration`` (the steps every runner shares); the policy of iteration
+k is the agent's actor at the end of k-1. The run stops at the first iteration boundary at which the agent has taken
+``total_agent_steps`` steps.
 """
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +16,9 @@ import torch
 from ..agents import ActorPolicy, OffPolicyAgent, make_agent
 from ..discriminator import DiscriminatorRewarder
 from ..envs import make_env
-from ..rollout import Trajectory, rollout
+from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
+
+__all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "periodic_evaluation", "resolve_device"]
 from ..samplers import Sampler, make_sampler
 from .checkpoint import (CheckpointError, global_rng_state, load_checkpoint, require_keys, save_checkpoint,
                          set_global_rng_state)
@@ -47,7 +37,7 @@ METRIC_COLUMNS = (
     "sampler_reward_mean", "sampler_reward_std", "d_randomized", "d_reference",
     "critic_loss", "actor_loss", "n_updates", "discriminator_loss", "discriminator_steps",
     "svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std",
-    "time_rollouts_s", "time_score_s", "time_agent_s", "time_sampler_s", "time_discriminator_s", "time_iteration_s",
+    "time_rollouts_s", "time_agent_s", "time_sampler_s", "time_discriminator_s", "time_iteration_s",
     "time_transport_s",  # graph runs: summed publish -> receive time of the iteration's randomized trajectories
 )
 
@@ -70,48 +60,6 @@ def periodic_evaluation(config: TrainConfig, out_dir: Path, start_iteration: int
                               every_steps=config.evaluate_every_steps, settings=list(config.evaluate_settings),
                               episodes=config.evaluate_episodes, max_episode_steps=config.max_episode_steps,
                               start_iteration=start_iteration)
-
-
-def _mean(values: list[float]) -> float:
-    finite = [v for v in values if not math.isnan(v)]
-    return float(np.mean(finite)) if finite else float("nan")
-
-
-@dataclass
-class IterationResult:
-    iteration: int
-    proposals: np.ndarray  # (n, d) normalized
-    parameters: np.ndarray  # (n, d) physical
-    policy_version: int
-    randomized: list[Trajectory]
-    reference: list[Trajectory]
-    rewards: np.ndarray | None  # discriminator rewards (scored before training); None for non-learning samplers
-    n_updates: int
-    agent_losses: dict[str, float]
-    sampler_metrics: dict[str, float]
-    discriminator_metrics: dict[str, float]
-    timings: dict[str, float] = field(default_factory=dict)
-
-    def metrics(self) -> dict[str, Any]:
-        rand, ref = self.randomized, self.reference
-        rewards = self.rewards if self.rewards is not None else np.array([])
-        nan = float("nan")
-        return {
-            "iteration": self.iteration, "episodes": len(rand),
-            "return_mean": _mean([t.episode_return for t in rand]),
-            "return_min": min((t.episode_return for t in rand), default=nan),
-            "return_max": max((t.episode_return for t in rand), default=nan),
-            "length_mean": _mean([float(t.length) for t in rand]),
-            "solved_fraction": _mean([float(t.solved) for t in rand]),
-            "final_distance_mean": _mean([t.final_distance for t in rand]),
-            "reference_return_mean": _mean([t.episode_return for t in ref]),
-            "reference_solved_fraction": _mean([float(t.solved) for t in ref]),
-            "reference_final_distance_mean": _mean([t.final_distance for t in ref]),
-            "sampler_reward_mean": float(rewards.mean()) if rewards.size else nan,
-            "sampler_reward_std": float(rewards.std()) if rewards.size else nan,
-            "n_updates": self.n_updates, **self.agent_losses, **self.sampler_metrics, **self.discriminator_metrics,
-            **self.timings,
-        }
 
 
 class Trainer:
@@ -153,63 +101,19 @@ class Trainer:
             self.bootstrap(bootstrap_from)
         self.log: RunLog | None = None
 
-    # ------------------------------------------------------------------ the steps of one iteration
-    def propose(self) -> tuple[np.ndarray, np.ndarray]:
-        proposals = self.sampler.propose()
-        return proposals, self.space.from_normalized(proposals)
-
-    def collect(self, proposals: np.ndarray, parameters: np.ndarray, weights: dict[str, torch.Tensor],
-                policy_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
-        """Randomized rollouts (and, for ADR, paired reference rollouts) of the policy given by ``weights``."""
-        policy = ActorPolicy.from_state_dict(weights)
-        common = dict(iteration=self.iteration, run_seed=self.config.seed, policy_version=policy_version)
-        randomized, reference = [], []
-        for slot in range(len(proposals)):
-            randomized.append(rollout(self.randomized_env, policy, params=parameters[slot],
-                                      params_normalized=proposals[slot], kind="randomized", slot=slot,
-                                      exploration_noise=self.config.agent.exploration_noise, **common))
-            if self.sampler.learns_from_rewards:
-                reference.append(rollout(self.reference_env, policy, params=self.space.reference(),
-                                         params_normalized=self.space.reference_normalized(), kind="reference",
-                                         slot=slot, exploration_noise=self.config.reference_noise, **common))
-        return randomized, reference
-
-    def train_agent(self, randomized: list[Trajectory]) -> tuple[int, dict[str, float]]:
-        for trajectory in randomized:  # slot order
-            self.agent.store(trajectory)
-        n_updates = self.agent.updates_due()
-        return n_updates, self.agent.update(n_updates, progress=self.agent_steps / self.config.total_agent_steps)
+    # ------------------------------------------------------------------ one iteration
+    def components(self) -> Components:
+        return Components(space=self.space, sampler=self.sampler, discriminator=self.discriminator,
+                          randomized_env=self.randomized_env, reference_env=self.reference_env,
+                          rollouts=RolloutSettings(self.config.seed, self.config.agent.exploration_noise,
+                                                   self.config.reference_noise),
+                          agent=self.agent, budget=self.config.total_agent_steps)
 
     def run_iteration(self) -> IterationResult:
-        clock = time.perf_counter
-        t0 = clock()
-        proposals, parameters = self.propose()
-        version = self.agent.policy_version
-        randomized, reference = self.collect(proposals, parameters, self.agent.actor_state_dict(), version)
-        t1 = clock()
-        learns = self.sampler.learns_from_rewards
-        rewards = self.discriminator.score(randomized) if learns else None
-        d_scores = ({"d_randomized": self.discriminator.mean_probability(randomized),
-                     "d_reference": self.discriminator.mean_probability(reference)} if learns else {})
-        t2 = clock()
-        n_updates, agent_losses = self.train_agent(randomized)
-        t3 = clock()
-        sampler_metrics = self.sampler.update(rewards) if learns else {}
-        t4 = clock()
-        discriminator_metrics = {}
-        if learns:
-            steps = self.discriminator.steps_for(randomized)
-            discriminator_metrics = {**self.discriminator.train(randomized, reference, steps),
-                                     "discriminator_steps": steps, **d_scores}
-        t5 = clock()
-        result = IterationResult(
-            iteration=self.iteration, proposals=proposals, parameters=parameters, policy_version=version,
-            randomized=randomized, reference=reference, rewards=rewards, n_updates=n_updates,
-            agent_losses=agent_losses, sampler_metrics=sampler_metrics, discriminator_metrics=discriminator_metrics,
-            timings={"time_rollouts_s": t1 - t0, "time_score_s": t2 - t1, "time_agent_s": t3 - t2,
-                     "time_sampler_s": t4 - t3, "time_discriminator_s": t5 - t4, "time_iteration_s": t5 - t0})
+        policy = ActorPolicy.from_state_dict(self.agent.actor_state_dict())
+        result = run_iteration(self.components(), self.iteration, policy, self.agent.policy_version)
         self.iteration += 1
-        self.wall_time += t5 - t0
+        self.wall_time += result.timings["time_iteration_s"]
         return result
 
     # ------------------------------------------------------------------ the loop

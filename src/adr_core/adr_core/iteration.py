@@ -1,0 +1,186 @@
+"""Algorithm 1 of the paper (Active Domain Randomization): one iteration, written once, as per-role steps.
+
+Every runner calls these steps. The in-process ``Trainer`` and the ``Probe`` (a frozen policy, no agent) call
+``run_iteration``; the ROS nodes each call their role's step (sampler node: ``propose``; simulator node:
+``roll_out``; discriminator node: ``score_then_train``; trainer node: ``update_agent``)::
+
+    proposals = propose(sampler, space)                                   (n, d) normalized and physical
+    for each slot:                                                        the policy is fixed during the rollouts
+        randomized[slot], reference[slot] = roll_out(...)                 a reference episode only for ADR
+    rewards = score_then_train(discriminator, randomized, reference)      scored BEFORE it trains on them
+    update_sampler(sampler, rewards)                                      SVPG, eq. (2)
+    update_agent(agent, randomized, budget)                               stored in slot order, then the owed steps
+
+The components draw randomness from their own generators, so the order of the last three steps does not change any
+result (the node graph runs them in parallel processes and matches this in-process order bit for bit).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from .agents import OffPolicyAgent
+from .discriminator import DiscriminatorRewarder
+from .randomization import RandomizationSpace
+from .rollout import Policy, Trajectory, rollout
+from .samplers import Sampler
+
+
+@dataclass(frozen=True)
+class Proposals:
+    normalized: np.ndarray  # (n, d) in the sampler's [0, 1]^d
+    physical: np.ndarray  # (n, d) the simulator settings
+
+
+def propose(sampler: Sampler, space: RandomizationSpace) -> Proposals:
+    """The sampler's settings for this iteration, in both coordinates."""
+    normalized = sampler.propose()
+    return Proposals(normalized, space.from_normalized(normalized))
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """What every rollout of a run shares."""
+
+    run_seed: int
+    exploration_noise: float  # randomized episodes
+    reference_noise: float  # reference episodes
+
+
+def roll_out(randomized_env: gym.Env, reference_env: gym.Env | None, policy: Policy, proposals: Proposals, slot: int,
+             iteration: int, settings: RolloutSettings, policy_version: int = 0,
+             with_reference: bool = True) -> tuple[Trajectory, Trajectory | None]:
+    """One slot: an episode at the proposed setting and, with ``with_reference``, one at the reference setting."""
+    randomized = rollout(randomized_env, policy, params=proposals.physical[slot],
+                         params_normalized=proposals.normalized[slot], kind="randomized", slot=slot,
+                         iteration=iteration, run_seed=settings.run_seed, policy_version=policy_version,
+                         exploration_noise=settings.exploration_noise)
+    if not with_reference:
+        return randomized, None
+    if reference_env is None:
+        raise ValueError("a reference rollout needs the reference env")
+    space = randomized_env.unwrapped.randomization_space
+    reference = rollout(reference_env, policy, params=space.reference(), params_normalized=space.reference_normalized(),
+                        kind="reference", slot=slot, iteration=iteration, run_seed=settings.run_seed,
+                        policy_version=policy_version, exploration_noise=settings.reference_noise)
+    return randomized, reference
+
+
+def score_then_train(discriminator: DiscriminatorRewarder, randomized: list[Trajectory],
+                     reference: list[Trajectory]) -> tuple[np.ndarray, dict[str, float]]:
+    """The discriminator's part: one reward per randomized trajectory, computed before it trains on them."""
+    rewards = discriminator.score(randomized)
+    metrics: dict[str, float] = {"d_randomized": discriminator.mean_probability(randomized),
+                                 "d_reference": discriminator.mean_probability(reference)}
+    steps = discriminator.steps_for(randomized)
+    metrics.update(discriminator.train(randomized, reference, steps))
+    metrics["discriminator_steps"] = steps
+    return rewards, metrics
+
+
+def update_sampler(sampler: Sampler, rewards: np.ndarray | None) -> dict[str, float]:
+    """SVPG's step on the rewards of its proposals (nothing for samplers that do not learn)."""
+    return sampler.update(rewards) if sampler.learns_from_rewards and rewards is not None else {}
+
+
+def update_agent(agent: OffPolicyAgent, randomized: list[Trajectory],
+                 budget: int | None = None) -> tuple[int, dict[str, float]]:
+    """Store the randomized trajectories in slot order, then take the gradient steps owed. ``budget``: the run's
+    total agent steps, for learning-rate schedules (progress = agent steps so far / budget)."""
+    for trajectory in sorted(randomized, key=lambda t: t.slot):
+        agent.store(trajectory)
+    n_updates = agent.updates_due()
+    progress = agent.transitions_seen / budget if budget else None
+    return n_updates, agent.update(n_updates, progress=progress)
+
+
+def _mean(values: list[float]) -> float:
+    finite = [v for v in values if not math.isnan(v)]
+    return float(np.mean(finite)) if finite else float("nan")
+
+
+@dataclass
+class IterationResult:
+    iteration: int
+    proposals: np.ndarray  # (n, d) normalized
+    parameters: np.ndarray  # (n, d) physical
+    policy_version: int
+    randomized: list[Trajectory]
+    reference: list[Trajectory]
+    rewards: np.ndarray | None  # discriminator rewards (scored before training); None for non-learning samplers
+    n_updates: int
+    agent_losses: dict[str, float]
+    sampler_metrics: dict[str, float]
+    discriminator_metrics: dict[str, float]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def metrics(self) -> dict[str, Any]:
+        rand, ref = self.randomized, self.reference
+        rewards = self.rewards if self.rewards is not None else np.array([])
+        nan = float("nan")
+        return {
+            "iteration": self.iteration, "episodes": len(rand),
+            "return_mean": _mean([t.episode_return for t in rand]),
+            "return_min": min((t.episode_return for t in rand), default=nan),
+            "return_max": max((t.episode_return for t in rand), default=nan),
+            "length_mean": _mean([float(t.length) for t in rand]),
+            "solved_fraction": _mean([float(t.solved) for t in rand]),
+            "final_distance_mean": _mean([t.final_distance for t in rand]),
+            "reference_return_mean": _mean([t.episode_return for t in ref]),
+            "reference_solved_fraction": _mean([float(t.solved) for t in ref]),
+            "reference_final_distance_mean": _mean([t.final_distance for t in ref]),
+            "sampler_reward_mean": float(rewards.mean()) if rewards.size else nan,
+            "sampler_reward_std": float(rewards.std()) if rewards.size else nan,
+            "n_updates": self.n_updates, **self.agent_losses, **self.sampler_metrics, **self.discriminator_metrics,
+            **self.timings,
+        }
+
+
+@dataclass
+class Components:
+    """What one in-process iteration needs. ``agent`` None: a frozen ``policy`` is probed (no agent updates)."""
+
+    space: RandomizationSpace
+    sampler: Sampler
+    discriminator: DiscriminatorRewarder
+    randomized_env: gym.Env
+    reference_env: gym.Env
+    rollouts: RolloutSettings
+    agent: OffPolicyAgent | None = None
+    budget: int | None = None  # the run's total agent steps (learning-rate schedules)
+
+
+def run_iteration(parts: Components, iteration: int, policy: Policy, policy_version: int = 0) -> IterationResult:
+    """Algorithm 1's iteration ``iteration`` with ``policy`` (the agent's weights at the end of the last one)."""
+    clock = time.perf_counter
+    t0 = clock()
+    proposals = propose(parts.sampler, parts.space)
+    learns = parts.sampler.learns_from_rewards
+    randomized, reference = [], []
+    for slot in range(len(proposals.normalized)):
+        rand, ref = roll_out(parts.randomized_env, parts.reference_env, policy, proposals, slot, iteration,
+                             parts.rollouts, policy_version, with_reference=learns)
+        randomized.append(rand)
+        if ref is not None:
+            reference.append(ref)
+    t1 = clock()
+    rewards, discriminator_metrics = (score_then_train(parts.discriminator, randomized, reference) if learns
+                                      else (None, {}))
+    t2 = clock()
+    n_updates, agent_losses = (update_agent(parts.agent, randomized, parts.budget) if parts.agent is not None
+                               else (0, {}))
+    t3 = clock()
+    sampler_metrics = update_sampler(parts.sampler, rewards)
+    t4 = clock()
+    return IterationResult(
+        iteration=iteration, proposals=proposals.normalized, parameters=proposals.physical,
+        policy_version=policy_version, randomized=randomized, reference=reference, rewards=rewards,
+        n_updates=n_updates, agent_losses=agent_losses, sampler_metrics=sampler_metrics,
+        discriminator_metrics=discriminator_metrics,
+        timings={"time_rollouts_s": t1 - t0, "time_discriminator_s": t2 - t1, "time_agent_s": t3 - t2,
+                 "time_sampler_s": t4 - t3, "time_iteration_s": t4 - t0})
