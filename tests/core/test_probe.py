@@ -9,7 +9,7 @@ import pytest
 from adr_core.evaluation.points import PointOutcomes
 from adr_core.probe.cli import main as probe_main
 from adr_core.probe.failure import FailureMap, failure_region
-from adr_core.probe.probe import focus_statistics
+from adr_core.probe.focus import focus_statistics
 from adr_core.randomization import load_space
 
 from test_evaluation_support import tiny_runs  # noqa: F401

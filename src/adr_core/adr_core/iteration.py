@@ -50,6 +50,7 @@ class RolloutSettings:
     run_seed: int
     exploration_noise: float  # randomized episodes
     reference_noise: float  # reference episodes
+    max_steps: int | None = None  # cut episodes after this many steps (a truncation), None: the env's limit
 
 
 def roll_out(randomized_env: gym.Env, reference_env: gym.Env | None, policy: Policy, proposals: Proposals, slot: int,
@@ -59,7 +60,7 @@ def roll_out(randomized_env: gym.Env, reference_env: gym.Env | None, policy: Pol
     randomized = rollout(randomized_env, policy, params=proposals.physical[slot],
                          params_normalized=proposals.normalized[slot], kind="randomized", slot=slot,
                          iteration=iteration, run_seed=settings.run_seed, policy_version=policy_version,
-                         exploration_noise=settings.exploration_noise)
+                         exploration_noise=settings.exploration_noise, max_steps=settings.max_steps)
     if not with_reference:
         return randomized, None
     if reference_env is None:
@@ -67,7 +68,8 @@ def roll_out(randomized_env: gym.Env, reference_env: gym.Env | None, policy: Pol
     space = randomized_env.unwrapped.randomization_space
     reference = rollout(reference_env, policy, params=space.reference(), params_normalized=space.reference_normalized(),
                         kind="reference", slot=slot, iteration=iteration, run_seed=settings.run_seed,
-                        policy_version=policy_version, exploration_noise=settings.reference_noise)
+                        policy_version=policy_version, exploration_noise=settings.reference_noise,
+                        max_steps=settings.max_steps)
     return randomized, reference
 
 

@@ -189,7 +189,8 @@ class SimNode(Node):
         policy = held.policy if self.ergo is None else self.ergo.observing(env, held.policy)
         trajectory = rollout(env, policy, params=values, params_normalized=normalized, kind=kind,
                              slot=setting.slot, iteration=setting.iteration, run_seed=self.config.seed,
-                             policy_version=held.version, exploration_noise=exploration_noise)
+                             policy_version=held.version, exploration_noise=exploration_noise,
+                             max_steps=self.config.rollout_max_steps)
         msg = trajectories.to_msg(trajectory, env_id=self.config.env_id, names=self.space.names,
                                   instance_id=self.get_name())
         msg.header.stamp = self.get_clock().now().to_msg()

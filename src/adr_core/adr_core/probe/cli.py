@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -12,7 +11,6 @@ from ..randomization import RandomizationError, load_space
 from ..training.checkpoint import CheckpointError
 from ..training.cli import config_from_args, resolve_experiment
 from ..training.config import ConfigError, TrainConfig
-from .figure import probe_figure, top_proposals
 from .policies import PolicyLoadError, load_frozen_policy
 from .probe import FOCUS_RATIO, Probe
 
@@ -84,14 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if region.empty:
         log("adr-probe: warning: the policy fails nowhere on the sweep, so the focus ratio is undefined")
     result = probe.run(args.iterations, log)
-    top = top_proposals(out, list(probe.space.names))
-    (out / "top_proposals.json").write_text(json.dumps(top, indent=1))
-    figure = probe_figure(out)
     f = result.focus
     log(f"focus: share in the failure region / uniform = {f['ratio_first_half']:.2f} (first half), "
         f"{f['ratio_second_half']:.2f} (second half), {f['ratio_last_quarter']:.2f} (last quarter): "
         f"{'held' if f['focus_held'] else 'NOT held'} (>= {FOCUS_RATIO:g}); {result.seconds:.0f} s of iterations")
-    log(f"wrote {out} ({figure.name})")
+    log(f"wrote {out} (probe.png)")
     return 0
 
 

@@ -50,6 +50,9 @@ class TrainConfig:
                                                "environments (paper: 1M). Reference rollouts do not count.")
     max_episode_steps: int | None = option(None, "Episode time limit; null = the environment's own (LunarLander 1000, "
                                                  "the others 100, as in the paper).")
+    rollout_max_steps: int | None = option(None, "Cut training rollouts (randomized and reference) after this many "
+                                                 "steps, as a time-limit truncation (bootstrapped, not terminal); "
+                                                 "evaluation keeps max_episode_steps. null = no cut.")
     reference_exploration_noise: float | None = option(
         None, "Action noise std in reference rollouts; null = same as agent.exploration_noise (the paper rolls out "
               "'the same policy' in both; the published code used 0 for reference rollouts).")
@@ -93,6 +96,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.max_episode_steps is not None and self.max_episode_steps < 1:
             raise ConfigError(f"max_episode_steps must be >= 1 or null, got {self.max_episode_steps}")
+        if self.rollout_max_steps is not None and self.rollout_max_steps < 1:
+            raise ConfigError(f"rollout_max_steps must be >= 1 or null, got {self.rollout_max_steps}")
         if self.reference_exploration_noise is not None and self.reference_exploration_noise < 0:
             raise ConfigError(f"reference_exploration_noise must be >= 0, got {self.reference_exploration_noise}")
 

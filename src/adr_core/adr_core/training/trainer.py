@@ -106,7 +106,7 @@ class Trainer:
         return Components(space=self.space, sampler=self.sampler, discriminator=self.discriminator,
                           randomized_env=self.randomized_env, reference_env=self.reference_env,
                           rollouts=RolloutSettings(self.config.seed, self.config.agent.exploration_noise,
-                                                   self.config.reference_noise),
+                                                   self.config.reference_noise, self.config.rollout_max_steps),
                           agent=self.agent, budget=self.config.total_agent_steps)
 
     def run_iteration(self) -> IterationResult:
