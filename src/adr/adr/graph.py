@@ -85,7 +85,11 @@ TRAIN_SIM_ARGUMENTS = (
     Argument("seed", "0", "seed of every random generator of the run", kind=int),
     Argument("budget", "", "agent steps to train for (empty: the config's total_agent_steps, paper 1M)"),
     Argument("mode", "sync", "sync: Algorithm 1 exactly (iteration waits for its rollouts); async: instances roll "
-             "out with the latest weights while the trainer learns", ("sync", "async")),
+             "out with the latest weights while the trainer learns; probe: Algorithm 1 around the frozen policy:= "
+             "(no agent updates; adr-probe as a graph, files in run_dir)", ("sync", "async", "probe")),
+    Argument("policy", "", "mode:=probe: the frozen policy: a run directory / checkpoint of this env, or "
+             "module:callable (e.g. adr_core.probe.controllers:lunar_lander_heuristic)"),
+    Argument("iterations", "200", "mode:=probe: ADR iterations", kind=int),
     Argument("run_dir", "", "run directory (empty: runs/<env>_<method>_seed<seed>)"),
     Argument("config", "", "experiment YAML path or packaged name (see adr-train --list); empty: paper defaults"),
     Argument("overrides", "{}", "extra config keys as a YAML mapping, e.g. {agent.batch_size: 256}"),
@@ -126,12 +130,23 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     instances = [f"adr_sim_{i}" for i in range(int(args["instances"]))]
     if not instances:
         raise ValueError("instances:=0: the graph needs at least one simulator instance")
+    probe = args["mode"] == "probe"
+    if probe and not args["policy"]:
+        raise ValueError("mode:=probe needs policy:= (a run directory / checkpoint, or module:callable)")
+    if args["policy"] and not probe:
+        raise ValueError(f"policy:={args['policy']} is used by mode:=probe only (mode:={args['mode']})")
+    if probe and resume:
+        raise ValueError("mode:=probe cannot resume: start a new probe in another run_dir")
+    if probe and int(args["iterations"]) < 1:
+        raise ValueError(f"iterations:={args['iterations']} must be >= 1")
+    frozen = _frozen_policy_parameter(args["policy"]) if probe else ""
     # The run cannot go on without its sampler, discriminator or trainer: any of them exiting stops the graph.
     # After Ctrl-C, sampler and discriminator keep serving until the trainer has written its final checkpoint.
     nodes = [NodeSpec("adr_sampler_node", "sampler_node", "adr_sampler", {**common, "resume": resume}, required=True,
                       shutdown_timeout=TRAINER_SHUTDOWN_S)]
     consumers = 2 if args["method"] == "adr" else 1  # trainer (+ discriminator)
-    nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": consumers}, respawn=True)
+    nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": consumers,
+                                                          "frozen_policy": frozen}, respawn=True)
               for name in instances]
     if args["method"] == "adr":
         nodes.append(NodeSpec("adr_discriminator_node", "discriminator_node", "adr_discriminator",
@@ -140,9 +155,17 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
         nodes.append(NodeSpec("adr_viewer", "viewer_node", "adr_viewer", {"port": int(args["viewer_port"])}))
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",
                           {**common, "resume": resume, "mode": args["mode"], "sim_instances": instances,
-                           "rollout_timeout": float(args["rollout_timeout"])},
+                           "rollout_timeout": float(args["rollout_timeout"]), "frozen_policy": frozen,
+                           "probe_iterations": int(args["iterations"])},
                           required=True, shutdown_timeout=TRAINER_SHUTDOWN_S))
     return nodes
+
+
+def _frozen_policy_parameter(spec: str) -> str:
+    """A module:callable as given; a checkpoint path made absolute (nodes may run elsewhere)."""
+    from adr_core.probe.policies import is_callable_path
+
+    return spec if is_callable_path(spec) else str(Path(spec).resolve())
 
 
 DEPLOY_REAL_ARGUMENTS = (

@@ -1,71 +1,22 @@
-"""Per-node checkpoint files of a graph run and the manifest that ties them together.
+"""Per-node checkpoints of a graph run: the snapshots a node keeps and the SaveCheckpoint service it serves.
 
 Each stateful node writes ``<run_dir>/checkpoints/<component>-<iteration:06d>.pt`` (atomic, ``adr_core`` format);
-the trainer writes ``checkpoints/latest.json`` last, naming one file per component for the same iteration.
+the trainer writes ``checkpoints/latest.json`` last, naming one file per component for the same iteration. The
+layout, the manifest and the checks are ``adr_core.run_dir``'s (re-exported here for the nodes).
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from adr_core.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from adr_core.run_dir import (CHECKPOINTS, MANIFEST, checkpoint_dir, component_file, load_component, read_manifest,
+                              write_manifest)
+from adr_core.training.checkpoint import CheckpointError, save_checkpoint
 from adr_interfaces.srv import SaveCheckpoint
 
-CHECKPOINTS = "checkpoints"
-MANIFEST = "latest.json"
-
-
-def checkpoint_dir(run_dir: str | Path) -> Path:
-    return Path(run_dir) / CHECKPOINTS
-
-
-def component_file(component: str, iteration: int) -> str:
-    return f"{component}-{iteration:06d}.pt"
-
-
-def write_manifest(run_dir: str | Path, iteration: int, files: dict[str, str]) -> Path:
-    """Atomically point ``latest.json`` at the files of ``iteration`` (all must exist)."""
-    directory = checkpoint_dir(run_dir)
-    missing = [name for name in files.values() if not (directory / name).is_file()]
-    if missing:
-        raise CheckpointError(f"cannot write the manifest of iteration {iteration}: missing {missing}")
-    fd, tmp = tempfile.mkstemp(prefix=".latest.", suffix=".json", dir=directory)
-    with os.fdopen(fd, "w") as handle:
-        json.dump({"iteration": int(iteration), "files": files}, handle, indent=1)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, directory / MANIFEST)
-    return directory / MANIFEST
-
-
-def read_manifest(run_dir: str | Path) -> dict[str, Any]:
-    path = checkpoint_dir(run_dir) / MANIFEST
-    try:
-        manifest = json.loads(path.read_text())
-        int(manifest["iteration"]), dict(manifest["files"])
-    except FileNotFoundError:
-        raise CheckpointError(f"nothing to resume: {path} does not exist") from None
-    except (ValueError, KeyError, TypeError) as error:
-        raise CheckpointError(f"{path} is not a checkpoint manifest ({error})") from None
-    return manifest
-
-
-def load_component(run_dir: str | Path, component: str) -> dict[str, Any]:
-    """The payload the manifest names for ``component``; its ``iteration`` must match the manifest's."""
-    manifest = read_manifest(run_dir)
-    name = manifest["files"].get(component)
-    if name is None:
-        raise CheckpointError(f"the manifest of iteration {manifest['iteration']} names no {component} file")
-    payload = load_checkpoint(checkpoint_dir(run_dir) / name)
-    if payload.get("iteration") != manifest["iteration"]:
-        raise CheckpointError(f"{name} holds iteration {payload.get('iteration')}, the manifest says "
-                              f"{manifest['iteration']}")
-    return payload
-
+__all__ = ["CHECKPOINTS", "MANIFEST", "SnapshotKeeper", "checkpoint_dir", "component_file", "load_component",
+           "read_manifest", "write_manifest"]
 
 class SnapshotKeeper:
     """The state of a node after each of its last ``keep`` completed iterations, ready to be written."""

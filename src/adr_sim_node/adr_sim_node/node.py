@@ -17,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 from adr_core.agents import ActorPolicy
 from adr_core.envs import make_env
+from adr_core.probe.policies import check_policy, load_frozen_policy
 from adr_core.rollout import Kind, Trajectory, rollout
 from adr_interfaces.action import RollOut
 from adr_interfaces.msg import PolicyWeights
@@ -71,7 +72,17 @@ class SimNode(Node):
         self.obs_dim = int(np.prod(self.randomized_env.observation_space.shape))
         self.act_dim = int(np.prod(self.randomized_env.action_space.shape))
 
+        frozen_spec = self.declare_parameter("frozen_policy", "", ParameterDescriptor(
+            description="mode:=probe: roll out this frozen policy (checkpoint or module:callable) and ignore "
+                        "adr/policy_weights", read_only=True)).value
+
         self.latest = LatestPolicy()
+        self.frozen = False
+        if frozen_spec:
+            frozen = load_frozen_policy(frozen_spec, cfg.env_id, self.space)
+            check_policy(frozen, self.randomized_env)
+            self.latest.offer(VersionedPolicy(frozen.policy, 0))
+            self.frozen = True
         self.stopping = threading.Event()
         self.goals = SerialGoals()
         self.ergo = (ErgoStatePublisher(self, joint_state_rate, goal_frame_id)
@@ -84,7 +95,8 @@ class SimNode(Node):
         self.diagnostics.counters.update(dict.fromkeys(
             ("rollouts", "steps", "rejected_no_weights", "rejected_no_consumers", *(f"rejected_{reason}" for reason in GOAL_REJECTIONS)), 0))
         self.diagnostics.values["queued_goals"] = "0"
-        self.diagnostics.set_status(DiagnosticStatus.WARN, "waiting for policy weights")
+        self.diagnostics.set_status(DiagnosticStatus.WARN, "frozen policy (probe)" if self.frozen
+                                    else "waiting for policy weights")
         self.create_subscription(PolicyWeights, topics.POLICY_WEIGHTS, self.on_weights, qos.LATCHED)
         # goal requests and cancels are answered while a goal executes (or waits for weights): reentrant group
         self.action_server = ActionServer(
@@ -96,6 +108,9 @@ class SimNode(Node):
 
     # ------------------------------------------------------------------ weights
     def on_weights(self, msg: PolicyWeights) -> None:
+        if self.frozen:  # a probe's instance rolls out its frozen policy only
+            self.diagnostics.count("ignored_weights")
+            return
         if (msg.obs_dim, msg.act_dim) != (self.obs_dim, self.act_dim):
             self.diagnostics.reject("weights_shape", f"weights for (obs_dim, act_dim) = ({msg.obs_dim}, {msg.act_dim}),"
                                                      f" this env has ({self.obs_dim}, {self.act_dim})")
@@ -156,14 +171,16 @@ class SimNode(Node):
             return _finish(goal_handle, "abort", detail)
 
         started = time.perf_counter()
+        noise, reference_noise = ((0.0, 0.0) if self.frozen  # a probe rolls its frozen policy out as it is
+                                  else (self.config.agent.exploration_noise, self.config.reference_noise))
         randomized = self._run(self.randomized_env, held, setting, "randomized", setting.values, setting.normalized,
-                               self.config.agent.exploration_noise)
+                               noise)
         goal_handle.publish_feedback(RollOut.Feedback(steps_done=randomized.length))
         steps = randomized.length
         values = {"episode_return": randomized.episode_return}
         if goal.with_reference:
             reference = self._run(self.reference_env, held, setting, "reference", self.space.reference(),
-                                  self.space.reference_normalized(), self.config.reference_noise)
+                                  self.space.reference_normalized(), reference_noise)
             steps += reference.length
             values["reference_return"] = reference.episode_return
         elapsed = time.perf_counter() - started

@@ -23,6 +23,7 @@ import rclpy
 import torch
 from adr_core.agents import make_agent
 from adr_core.envs import make_env
+from adr_core.probe.policies import load_frozen_policy
 from adr_core.rollout import Trajectory
 from adr_core.samplers import make_sampler
 from adr_core.training.checkpoint import CheckpointError
@@ -50,6 +51,7 @@ from rclpy.node import Node
 from adr_trainer_node.agent_checkpoint import load_agent, save_agent
 from adr_trainer_node.dispatcher import RolloutDispatcher
 from adr_trainer_node.inbox import TrajectoryInbox
+from adr_trainer_node.probe_loop import run_probe
 
 METRICS = ("return_mean", "reference_return_mean", "solved_fraction", "critic_loss", "actor_loss", "updates_per_s",
            "agent_steps", "iteration_s")
@@ -67,8 +69,12 @@ class TrainerNode(Node):
         self.mode = self.declare_parameter("mode", "sync", ParameterDescriptor(
             description="sync: each iteration waits for its rollouts (Algorithm 1); async: roll out iteration k+1 "
                         "with the latest weights while learning from iteration k", read_only=True)).value
-        if self.mode not in ("sync", "async"):
-            raise ConfigError(f"mode must be 'sync' or 'async', got {self.mode!r}")
+        if self.mode not in ("sync", "async", "probe"):
+            raise ConfigError(f"mode must be 'sync', 'async' or 'probe', got {self.mode!r}")
+        frozen_spec = self.declare_parameter("frozen_policy", "", ParameterDescriptor(
+            description="mode probe: the frozen policy (checkpoint or module:callable)", read_only=True)).value
+        self.probe_iterations = self.declare_parameter("probe_iterations", 200, ParameterDescriptor(
+            description="mode probe: ADR iterations", read_only=True)).value
         self.instances = list(self.declare_parameter("sim_instances", ["adr_sim_0"], ParameterDescriptor(
             description="Node names of the simulator instances", read_only=True)).value)
         self.rollout_timeout = self.declare_parameter("rollout_timeout", 120.0, ParameterDescriptor(
@@ -88,6 +94,11 @@ class TrainerNode(Node):
         env.close()
         self.agent = make_agent(cfg.agent, obs_dim, act_dim, component_seed(cfg.seed, "agent"),
                                 resolve_device(cfg.device))
+        self.frozen = None
+        if self.mode == "probe":
+            if not frozen_spec:
+                raise ConfigError("mode probe needs the frozen_policy parameter")
+            self.frozen = load_frozen_policy(frozen_spec, cfg.env_id, self.space)
         sampler = make_sampler(cfg.sampler, self.space, cfg.resolved_svpg(), 0, cfg.fixed_range)
         self.slots, self.learns_from_rewards = sampler.num_proposals, sampler.learns_from_rewards
         self.iteration, self.wall_time = 0, 0.0
@@ -138,6 +149,14 @@ class TrainerNode(Node):
     @property
     def done(self) -> bool:
         return self.agent.transitions_seen >= self.config.total_agent_steps
+
+    def probe(self) -> None:
+        """mode probe: ADR iterations around the frozen policy (probe_loop.py); no agent updates, no checkpoints."""
+        assert self.frozen is not None
+        try:
+            run_probe(self, self.frozen, self.probe_iterations)
+        except StopRequested:
+            self.get_logger().info("stopping: Ctrl-C")
 
     def train(self) -> None:
         """Run iterations until the budget or Ctrl-C; always ends with a checkpoint of the last completed one."""
@@ -304,7 +323,7 @@ class TrainerNode(Node):
     def _rewards_of(self, k: int, wait_s: float = 10.0) -> np.ndarray | None:
         if not self.learns_from_rewards:
             return None
-        deadline = time.monotonic() + (wait_s if self.mode == "sync" else 0.0)
+        deadline = time.monotonic() + (wait_s if self.mode in ("sync", "probe") else 0.0)
         while k not in self.rewards and time.monotonic() < deadline and not self.stop_requested.is_set():
             time.sleep(0.005)
         for old in [i for i in self.rewards if i < k]:
@@ -362,7 +381,7 @@ def main() -> int:
     spinner.start()
     status = 0
     try:
-        node.train()
+        node.probe() if node.mode == "probe" else node.train()
     except (RuntimeError, CheckpointError) as error:
         node.get_logger().error(str(error))
         status = 1

@@ -6,8 +6,6 @@ that is missing, corrupt, foreign or whose actor does not fit its environment ra
 """
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,13 +15,15 @@ import torch
 
 from ..agents.networks import ActorPolicy, ActorStateError, actor_from_state_dict
 from ..randomization import RandomizationError, RandomizationSpace
+from ..run_dir import (CHECKPOINTS, IDENTITY_KEYS, IN_PROCESS_LATEST, MANIFEST, resolve_checkpoint,
+                       snapshot_checkpoints)
 from ..training.checkpoint import CheckpointError, load_checkpoint
 
-CHECKPOINTS = "checkpoints"
-IN_PROCESS_LATEST = "latest.pt"
-GRAPH_MANIFEST = "latest.json"
-_SNAPSHOT = re.compile(r"^(?:iter_(\d+)|agent-(\d+))\.pt$")
-_REQUIRED = ("env_id", "space", "obs_dim", "act_dim", "agent")
+__all__ = ["CHECKPOINTS", "GRAPH_MANIFEST", "IN_PROCESS_LATEST", "TrainedPolicy", "load_policy", "read_policy_file",
+           "resolve_checkpoint", "snapshot_checkpoints"]
+
+GRAPH_MANIFEST = MANIFEST
+_REQUIRED = (*IDENTITY_KEYS, "agent")
 
 
 @dataclass(frozen=True)
@@ -57,23 +57,6 @@ def load_policy(path: str | Path) -> TrainedPolicy:
     return read_policy_file(resolve_checkpoint(path))
 
 
-def resolve_checkpoint(path: str | Path) -> Path:
-    """The checkpoint file ``path`` designates (a run dir: its in-process ``latest.pt``, else its manifest's agent)."""
-    path = Path(path)
-    if path.is_file():
-        return _agent_file_of_manifest(path) if path.suffix == ".json" else path
-    if not path.is_dir():
-        raise CheckpointError(f"no run directory or checkpoint at {path}")
-    holds_checkpoints = (path / IN_PROCESS_LATEST).is_file() or (path / GRAPH_MANIFEST).is_file()
-    directory = path if holds_checkpoints else path / CHECKPOINTS
-    if (directory / IN_PROCESS_LATEST).is_file():
-        return directory / IN_PROCESS_LATEST
-    if (directory / GRAPH_MANIFEST).is_file():
-        return _agent_file_of_manifest(directory / GRAPH_MANIFEST)
-    raise CheckpointError(f"{path} holds no checkpoint: expected {CHECKPOINTS}/{IN_PROCESS_LATEST} (adr-train) or "
-                          f"{CHECKPOINTS}/{GRAPH_MANIFEST} (node graph)")
-
-
 def read_policy_file(path: str | Path) -> TrainedPolicy:
     path = Path(path)
     payload = load_checkpoint(path, map_location="cpu")
@@ -96,23 +79,3 @@ def read_policy_file(path: str | Path) -> TrainedPolicy:
                          act_dim=dims[1],
                          iteration=int(payload.get("iteration", -1)), agent_steps=int(payload.get("agent_steps", -1)),
                          config=dict(payload.get("config") or {}), actor_weights=weights)
-
-
-def snapshot_checkpoints(run_dir: str | Path) -> list[Path]:
-    """Policy snapshots kept during training (``iter_<n>.pt`` or ``agent-<k>.pt``), oldest first."""
-    directory = Path(run_dir) / CHECKPOINTS
-    if not directory.is_dir():
-        return []
-    found = [(int(m.group(1) or m.group(2)), p) for p in directory.iterdir() if (m := _SNAPSHOT.match(p.name))]
-    return [p for _, p in sorted(found)]
-
-
-def _agent_file_of_manifest(manifest: Path) -> Path:
-    try:
-        data = json.loads(manifest.read_text())
-        name = data["files"]["agent"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise CheckpointError(f"{manifest} is not a checkpoint manifest naming an agent file ({error})") from None
-    if Path(name).name != name:
-        raise CheckpointError(f"{manifest} names {name!r}; expected a file name inside {manifest.parent}")
-    return manifest.parent / name

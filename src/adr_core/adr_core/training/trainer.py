@@ -16,6 +16,7 @@ import torch
 from ..agents import ActorPolicy, OffPolicyAgent, make_agent
 from ..discriminator import DiscriminatorRewarder
 from ..envs import make_env
+from .. import run_dir
 from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
 
 __all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "periodic_evaluation", "resolve_device"]
@@ -26,9 +27,7 @@ from .config import ConfigError, TrainConfig
 from .run_log import RunLog
 from .seeding import component_seed
 
-CONFIG_FILE = "config.yaml"
-CHECKPOINT_DIR = "checkpoints"
-LATEST = "latest.pt"
+CONFIG_FILE, CHECKPOINT_DIR, LATEST = run_dir.CONFIG_FILE, run_dir.CHECKPOINTS, run_dir.IN_PROCESS_LATEST
 
 METRIC_COLUMNS = (
     "iteration", "agent_steps", "agent_updates", "wall_time_s", "episodes",
@@ -180,7 +179,7 @@ class Trainer:
         if self.iteration % cfg.checkpoint_every == 0:
             self.save_checkpoint(self.checkpoint_dir / LATEST)
         if cfg.keep_checkpoint_every and self.iteration % cfg.keep_checkpoint_every == 0:
-            self.save_checkpoint(self.checkpoint_dir / f"iter_{self.iteration:06d}.pt")
+            self.save_checkpoint(self.checkpoint_dir / run_dir.snapshot_file(self.iteration))
 
     @staticmethod
     def _postfix(row: dict[str, Any]) -> str:
@@ -195,8 +194,7 @@ class Trainer:
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict[str, Any]:
         return {"iteration": self.iteration, "agent_steps": self.agent_steps, "wall_time": self.wall_time,
-                "config": self.config.to_dict(), "env_id": self.config.env_id, "space": self.space.to_dict(),
-                "obs_dim": self.obs_dim, "act_dim": self.act_dim, "sampler_kind": self.config.sampler,
+                "config": self.config.to_dict(), **self._identity(), "sampler_kind": self.config.sampler,
                 "agent": self.agent.state_dict(), "sampler": self.sampler.state_dict(),
                 "discriminator": self.discriminator.state_dict(), "rng": global_rng_state()}
 
@@ -206,10 +204,7 @@ class Trainer:
     def load_checkpoint(self, path: str | Path) -> None:
         """Continue the run saved at ``path``; the config must match except for runtime fields."""
         payload = self._read_compatible(path, ("iteration", "config", "agent", "sampler", "discriminator", "rng"))
-        saved = TrainConfig.from_dict(payload["config"])
-        differences = self.config.differences(saved, ignore=TrainConfig.RUNTIME_FIELDS)
-        if differences:
-            raise CheckpointError(f"{path} was written with a different config; differing keys: {differences}")
+        run_dir.check_config(payload["config"], self.config, path)
         try:
             self.agent.load_state_dict(payload["agent"])
             self.sampler.load_state_dict(payload["sampler"])
@@ -231,13 +226,11 @@ class Trainer:
         except (KeyError, ValueError, RuntimeError) as exc:
             raise CheckpointError(f"{path} does not fit this run: {exc}") from None
 
+    def _identity(self) -> dict[str, Any]:
+        return run_dir.run_identity(self.config.env_id, self.space.to_dict(), self.obs_dim, self.act_dim)
+
     def _read_compatible(self, path: str | Path, keys: tuple[str, ...]) -> dict[str, Any]:
         payload = load_checkpoint(path, map_location="cpu")
-        require_keys(payload, ("env_id", "space", "obs_dim", "act_dim", "sampler_kind", *keys), path)
-        found = (payload["env_id"], payload["obs_dim"], payload["act_dim"])
-        if found != (self.config.env_id, self.obs_dim, self.act_dim):
-            raise CheckpointError(f"{path} is for (env, obs_dim, act_dim) = {found}, this run is "
-                                  f"{(self.config.env_id, self.obs_dim, self.act_dim)}")
-        if payload["space"] != self.space.to_dict():
-            raise CheckpointError(f"{path} was trained on a different randomization space of {payload['env_id']}")
+        require_keys(payload, (*run_dir.IDENTITY_KEYS, "sampler_kind", *keys), path)
+        run_dir.check_identity(payload, self._identity(), path)
         return payload

@@ -1,0 +1,120 @@
+"""Does ADR's sampler focus where a frozen policy fails? adr-probe over seeds and sampler variants, one table.
+
+    python benchmarks/probe_focus.py --seeds 0 1 2 3 4 --parallel 2 --out runs/probe_focus            # LunarLander
+    python benchmarks/probe_focus.py --env ergo --variants paper state_inputs --out runs/probe_focus_ergo
+    python benchmarks/probe_focus.py --out runs/probe_focus --report-only
+
+Each (variant, seed) is one ``adr-probe`` run around a controller whose failure region is known by construction
+(adr_core/probe/controllers.py): LunarLander: gymnasium's heuristic lander (fails at weak main engines); ergo:
+the ErgoReacher controller that times its shoulder move for the default servo (fails at low m2 gain). A variant
+changes one thing of the paper's configuration (``VARIANTS``). Per run: the share of proposals inside the failure
+region in the second half of the iterations and in the last quarter, over the region's uniform share
+(adr_core/probe/focus.py: focus holds when both are >= 2). Per variant: those ratios across seeds and the number of
+seeds where focus holds (target: >= 4 of 5). Every run measures the failure map with the same deterministic sweep
+(fixed evaluation seeds), so every run of an env sees the same region. Runs already in --out are skipped.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ENVS = {
+    "lunar": {"config": "lunar_lander_adr", "policy": "adr_core.probe.controllers:lunar_lander_heuristic",
+              "iterations": 200},
+    "ergo": {"config": "ergo_reacher_adr", "policy": "adr_core.probe.controllers:ergo_reacher_controller",
+             "iterations": 200},
+}
+# one change each, from the paper's configuration (docs/algorithm.md "Where the sampler looks")
+VARIANTS: dict[str, dict[str, object]] = {
+    "paper": {},
+    "restart_when_stuck": {"svpg.restart_when_stuck": True},
+    "rollout_length_5": {"svpg.rollout_length": 5},  # 5x the proposals per iteration: run for 1/5 the iterations
+    "discriminator_lr_3e-3": {"discriminator.learning_rate": 0.003},
+    "reward_log_mean_d": {"discriminator.reward": "log_mean_d_minus_log_half"},
+    "temperature_1": {"svpg.temperature": 1.0},
+    "state_inputs": {"discriminator.inputs": "state"},
+    "published_code": {"svpg.restart_when_stuck": True, "svpg.rollout_length": 5, "svpg.horizon": 25,
+                       "discriminator.learning_rate": 0.003, "discriminator.reward": "log_mean_d_minus_log_half"},
+}
+
+
+def run_dir(out: Path, env: str, variant: str, seed: int) -> Path:
+    return out / f"{env}_{variant}_s{seed}"
+
+
+def probe(job: dict) -> dict:
+    directory = Path(job["dir"])
+    setup = ENVS[job["env"]]
+    overrides = VARIANTS[job["variant"]]
+    iterations = setup["iterations"] // int(overrides.get("svpg.rollout_length", 1))
+    command = [sys.executable, "-m", "adr_core.probe.cli", "--policy", setup["policy"], "--config", setup["config"],
+               "--seed", str(job["seed"]), "--iterations", str(iterations), "--out", str(directory),
+               "--workers", "1"]
+    for key, value in overrides.items():
+        command += ["--set", f"{key}={json.dumps(value)}"]
+    with open(f"{directory}.log", "w") as log:
+        code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
+    if code != 0:
+        return {**job, "error": f"adr-probe exited {code}; see {directory}.log"}
+    return {**job, **json.loads((directory / "focus.json").read_text())}
+
+
+def table(results: list[dict]) -> str:
+    lines = ["| env | variant | seeds | ratio, second half (per seed) | ratio, last quarter (per seed) | focus held | "
+             "probe s (median) |", "|---|---|---|---|---|---|---|"]
+    for env in ENVS:
+        for variant in VARIANTS:
+            runs = sorted((r for r in results if r["env"] == env and r["variant"] == variant and "error" not in r),
+                          key=lambda r: r["seed"])
+            if not runs:
+                continue
+            second = [r["ratio_second_half"] for r in runs]
+            last = [r["ratio_last_quarter"] for r in runs]
+            lines.append(f"| {env} | {variant} | {len(runs)} | {np.mean(second):.2f} ({', '.join(f'{x:.2f}' for x in second)}) "
+                         f"| {np.mean(last):.2f} ({', '.join(f'{x:.2f}' for x in last)}) | "
+                         f"{sum(r['focus_held'] for r in runs)}/{len(runs)} | "
+                         f"{np.median([r['probe_seconds'] for r in runs]):.0f} |")
+    errors = [r for r in results if "error" in r]
+    return "\n".join(lines + [f"- {r['env']} {r['variant']} seed {r['seed']}: {r['error']}" for r in errors]) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", choices=sorted(ENVS), default="lunar")
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--parallel", type=int, default=1, help="probes at a time (each one process, one thread)")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--report-only", action="store_true")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    jobs = [{"env": args.env, "variant": v, "seed": s, "dir": str(run_dir(args.out, args.env, v, s))}
+            for s in args.seeds for v in args.variants]
+    todo = [j for j in jobs if not (Path(j["dir"]) / "focus.json").is_file()]
+    if todo and not args.report_only:
+        with multiprocessing.get_context("spawn").Pool(max(1, args.parallel)) as pool:
+            for result in pool.imap_unordered(probe, todo):
+                status = result.get("error") or (f"second half {result['ratio_second_half']:.2f}, last quarter "
+                                                 f"{result['ratio_last_quarter']:.2f}")
+                print(f"{result['env']} {result['variant']} seed {result['seed']}: {status}", flush=True)
+    results = []
+    for directory in sorted(args.out.glob("*_s*")):
+        if (directory / "focus.json").is_file():
+            env, rest = directory.name.split("_", 1)
+            variant, seed = rest.rsplit("_s", 1)
+            results.append({"env": env, "variant": variant, "seed": int(seed),
+                            **json.loads((directory / "focus.json").read_text())})
+    text = table(results)
+    (args.out / "focus_table.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

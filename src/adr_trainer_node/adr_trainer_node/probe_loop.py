@@ -1,0 +1,65 @@
+"""The trainer node's ``mode:=probe``: adr-probe as a node graph.
+
+The sampler and discriminator nodes run as in training; the simulator instances roll out the frozen policy (their
+``frozen_policy`` parameter); this loop asks for proposals, dispatches the rollouts, takes the discriminator's
+rewards and records every iteration with ``adr_core.probe.ProbeRecorder``, the writer of the in-process probe. No
+agent update, no weights published (a checkpoint's actor is published once, as version 0, for any instance that
+would rather take it from the topic). Files in ``run_dir``: the probe's (adr_core/probe/record.py).
+"""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+from adr_core.iteration import IterationResult
+from adr_core.probe import FrozenPolicy, ProbeRecorder, measure_failure_map, probe_options
+from adr_ros import policy_weights
+from adr_ros.arrays import from_field
+
+if TYPE_CHECKING:  # pragma: no cover
+    from adr_trainer_node.node import TrainerNode
+
+SWEEP = {"points": 13, "episodes": 5, "seeds": (0, 1)}  # adr-probe's defaults
+
+
+def run_probe(node: "TrainerNode", frozen: FrozenPolicy, iterations: int) -> dict:
+    config, log = node.config, node.get_logger()
+    options = probe_options(frozen, 0.0, SWEEP["points"], SWEEP["episodes"], SWEEP["seeds"])
+    recorder = ProbeRecorder(node.run_dir, node.space, config, options)
+    started = time.perf_counter()
+    failure_map, region = measure_failure_map(frozen, config, SWEEP["points"], SWEEP["episodes"], SWEEP["seeds"],
+                                              workers=1)
+    recorder.write_failure_map(failure_map, region)
+    log.info(f"failure map ({time.perf_counter() - started:.0f} s): the policy fails at "
+             f"{region.describe(node.space)} (uniform share {region.uniform_share:.2f})")
+    node._wait_for_graph()
+    if frozen.weights is not None:
+        import torch
+
+        weights = {k: torch.from_numpy(np.asarray(v, dtype=np.float32)) for k, v in frozen.weights.items()}
+        node.weights_pub.publish(policy_weights.to_msg(weights, version=0, algorithm="frozen",
+                                                       obs_dim=node.agent.obs_dim, act_dim=node.agent.act_dim))
+    started = time.perf_counter()
+    for k in range(iterations):
+        t0 = time.perf_counter()
+        proposals = node.request_proposals(k)
+        randomized = node.collect(k, proposals, min_version=0)
+        node.iteration = k + 1
+        rewards = node._rewards_of(k)
+        step = IterationResult(
+            iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
+            parameters=np.stack([from_field(p.values, np.float64) for p in proposals]), policy_version=0,
+            randomized=randomized, reference=[], rewards=rewards, n_updates=0, agent_losses={}, sampler_metrics={},
+            discriminator_metrics={}, timings={"time_iteration_s": time.perf_counter() - t0})
+        share = recorder.record(step)
+        node.last_completed = k
+        if (k + 1) % 10 == 0:
+            log.info(f"probe iteration {k + 1}/{iterations}: share in the failure region {share:.2f} (uniform "
+                     f"{region.uniform_share:.2f})")
+        if node.stop_requested.is_set():
+            break
+    focus = recorder.finish(time.perf_counter() - started, config.seed)
+    log.info(f"probe done: share in the failure region / uniform = {focus['ratio_second_half']:.2f} (second half), "
+             f"{focus['ratio_last_quarter']:.2f} (last quarter); files in {node.run_dir}")
+    return focus
