@@ -41,8 +41,10 @@ def main() -> None:
     config = config.with_overrides({**overrides, "progress": False, "torch_threads": args.threads,
                                     "total_agent_steps": 10**9})
     trainer = Trainer(config, None)
-    print(f"{config.env_id}, sampler {config.sampler}, {config.num_particles} particles, batch "
-          f"{config.agent.batch_size}, hidden {list(config.agent.hidden_sizes)}, torch threads {torch.get_num_threads()}")
+    print(
+        f"{config.env_id}, sampler {config.sampler}, {config.num_particles} particles, batch "
+        f"{config.agent.batch_size}, hidden {list(config.agent.hidden_sizes)}, torch threads {torch.get_num_threads()}"
+    )
     start = time.perf_counter()
     while trainer.agent_steps <= config.agent.learning_starts:
         trainer.run_iteration()

@@ -22,8 +22,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -34,8 +34,7 @@ import mujoco  # noqa: E402
 import pybullet as pb  # noqa: E402
 from gymnasium.envs.box2d.lunar_lander import LunarLander  # noqa: E402
 
-from adr_core.envs import ENV_IDS, make_env  # noqa: E402
-from adr_core.envs import ergo_pusher, ergo_reacher, pusher3dof  # noqa: E402
+from adr_core.envs import ENV_IDS, ergo_pusher, ergo_reacher, make_env, pusher3dof  # noqa: E402  # noqa: E402
 
 CHUNK = 100  # steps per timed episode (the 100-step envs' episode length)
 RawLoop = Callable[[np.ndarray], None]  # engine calls for len(actions) steps

@@ -26,8 +26,10 @@ from adr_core.agents import ReplayBuffer
 from adr_core.envs import ENV_IDS, make_env
 
 # torch_threads 1: tiny ops on 2 threads of a busy machine can be 100x slower (OpenMP spin-waiting; docs/benchmarks.md)
-QUICK = ("{agent.hidden_sizes: [32, 32], agent.batch_size: 64, agent.learning_starts: 200, discriminator.hidden_size: 32, "
-         "torch_threads: 1}")
+QUICK = (
+    "{agent.hidden_sizes: [32, 32], agent.batch_size: 64, agent.learning_starts: 200, discriminator.hidden_size: 32, "
+    "torch_threads: 1}"
+)
 KIB = 1024
 
 

@@ -148,8 +148,13 @@ def judge(results: list[dict]) -> list[dict]:
             for key in ("auc", "final"):
                 a, b = np.array(stats["ours"][key]), np.array(stats["sb3"][key])
                 se = math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b)) if min(len(a), len(b)) > 1 else math.inf
-                verdict[key] = {"ours": float(a.mean()), "sb3": float(b.mean()), "difference": float(a.mean() - b.mean()),
-                                "bound": 2 * se, "equal": abs(a.mean() - b.mean()) <= 2 * se}
+                verdict[key] = {
+                    "ours": float(a.mean()),
+                    "sb3": float(b.mean()),
+                    "difference": float(a.mean() - b.mean()),
+                    "bound": 2 * se,
+                    "equal": abs(a.mean() - b.mean()) <= 2 * se,
+                }
             rows.append({"env": env_id, "algorithm": algorithm, "seeds": [stats["ours"]["n"], stats["sb3"]["n"]],
                          **verdict, "equal_within_noise": verdict["auc"]["equal"] and verdict["final"]["equal"]})
     return rows

@@ -76,10 +76,12 @@ def table(results: list[dict]) -> str:
                 continue
             second = [r["ratio_second_half"] for r in runs]
             last = [r["ratio_last_quarter"] for r in runs]
-            lines.append(f"| {env} | {variant} | {len(runs)} | {np.mean(second):.2f} ({', '.join(f'{x:.2f}' for x in second)}) "
-                         f"| {np.mean(last):.2f} ({', '.join(f'{x:.2f}' for x in last)}) | "
-                         f"{sum(r['focus_held'] for r in runs)}/{len(runs)} | "
-                         f"{np.median([r['probe_seconds'] for r in runs]):.0f} |")
+            lines.append(
+                f"| {env} | {variant} | {len(runs)} | {np.mean(second):.2f} ({', '.join(f'{x:.2f}' for x in second)}) "
+                f"| {np.mean(last):.2f} ({', '.join(f'{x:.2f}' for x in last)}) | "
+                f"{sum(r['focus_held'] for r in runs)}/{len(runs)} | "
+                f"{np.median([r['probe_seconds'] for r in runs]):.0f} |"
+            )
     errors = [r for r in results if "error" in r]
     return "\n".join(lines + [f"- {r['env']} {r['variant']} seed {r['seed']}: {r['error']}" for r in errors]) + "\n"
 

@@ -13,16 +13,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import rclpy
 import torch
+from rclpy.action import ActionClient
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+
 from adr_core.agents import Actor
 from adr_core.randomization import RandomizationSpace
 from adr_interfaces.action import RollOut
 from adr_interfaces.msg import ParameterSet, PolicyWeights
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_ros import parameter_sets, policy_weights, qos, topics, trajectories
-from rclpy.action import ActionClient
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 
 
 def random_actor_weights(obs_dim: int, act_dim: int, hidden: list[int], seed: int = 0) -> PolicyWeights:

@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import torch
+
 from adr.graph import NodeSpec
 from adr.launcher import node_command
 from adr_core.agents import ActorPolicy

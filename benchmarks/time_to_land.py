@@ -42,7 +42,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from landing import ENV_ID, FINAL_SEED, LANDED, curve_from_evaluation_csv, evaluate_callable, first_landing  # noqa: E402
+from landing import FINAL_SEED, LANDED, curve_from_evaluation_csv, evaluate_callable, first_landing  # noqa: E402
 
 RUNS = ("ours", "ours_graph", "sb3_td3", "sb3_sac")
 LABELS = {"ours": "ours, in-process (adr-train)", "ours_graph": "ours, node graph (sync, 1 instance)",
@@ -220,11 +220,12 @@ def main(argv: list[str] | None = None) -> int:
                 result = runner(name, seed, args, args.out)
                 path.write_text(json.dumps(result))
                 landed = result["landed"]
-                print(f"[time_to_land] {name} seed {seed}: "
-                      f"{'landed at %.0f s (%d steps)' % (landed['train_s'], landed['agent_steps']) if landed else 'never landed'}"
-                      f", final solved {result['final_solved']:.2f}, return {result['final_return_mean']:.0f}, "
-                      f"{result['train_s']:.0f} s of training", flush=True)
-    results = [json.loads(p.read_text()) for p in sorted(args.out.glob("*_s*.json")) if not p.name.endswith(".sb3.json")]
+                outcome = (f"landed at {landed['train_s']:.0f} s ({landed['agent_steps']} steps)" if landed
+                           else "never landed")
+                print(f"[time_to_land] {name} seed {seed}: {outcome}, final solved {result['final_solved']:.2f}, "
+                      f"return {result['final_return_mean']:.0f}, {result['train_s']:.0f} s of training", flush=True)
+    results = [json.loads(p.read_text()) for p in sorted(args.out.glob("*_s*.json"))
+               if not p.name.endswith(".sb3.json")]
     if not results:
         parser.error(f"no finished runs in {args.out}")
     summary = summarize(results)

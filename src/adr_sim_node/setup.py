@@ -1,4 +1,3 @@
-from pathlib import Path
 
 from setuptools import find_packages, setup
 

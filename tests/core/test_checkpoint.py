@@ -4,11 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from tiny_configs import tiny_config
 
 from adr_core.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from adr_core.training.trainer import Trainer
-
-from tiny_configs import tiny_config
 
 
 @pytest.fixture(scope="module")

@@ -54,7 +54,11 @@ def test_spaces_actions_and_info(env_id):
     env = make_env(env_id)
     sim = env.unwrapped
     assert isinstance(sim.randomization_space, RandomizationSpace) and sim.randomization_space.env_id == env_id
-    assert env.action_space.dtype == np.float32 and np.all(env.action_space.low == -1) and np.all(env.action_space.high == 1)
+    assert (
+        env.action_space.dtype == np.float32
+        and np.all(env.action_space.low == -1)
+        and np.all(env.action_space.high == 1)
+    )
     obs, info = env.reset(seed=0)
     assert obs.dtype == np.float32 and env.observation_space.contains(obs)
     assert info["parameters"] == dict(zip(sim.randomization_space.names, sim.randomization_space.reference()))

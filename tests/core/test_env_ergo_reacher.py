@@ -69,7 +69,9 @@ def test_hard_setting_leaves_the_tip_farther_from_a_target_pose():
         env.reset(seed=0)
         for _ in range(30):
             _, _, _, _, info = env.step(np.array([0.9, 0.3, 0.3, 0.0], dtype=np.float32))
-        return float(np.linalg.norm(env.unwrapped.joint_positions()[[1, 2, 4, 5]] - np.array([0.9, 0.3, 0.3, 0.0]) * math.pi / 2))
+        return float(
+            np.linalg.norm(env.unwrapped.joint_positions()[[1, 2, 4, 5]] - np.array([0.9, 0.3, 0.3, 0.0]) * math.pi / 2)
+        )
 
     space = make_env(ENV_ID).unwrapped.randomization_space
     assert tip_error(space.range_box("hard")[0]) > tip_error(space.reference()) + 0.1

@@ -9,19 +9,25 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from test_evaluation_support import LUNAR_STEPS, graph_style_run, tiny_runs  # noqa: F401
 
 from adr_core.agents import ActorPolicy
 from adr_core.envs import make_env
-from adr_core.evaluation import (PeriodicEvaluation, SweepResult, evaluate, load_policy, setting_points, sweep,
-                                 sweep_grid)
+from adr_core.evaluation import (
+    PeriodicEvaluation,
+    SweepResult,
+    evaluate,
+    load_policy,
+    setting_points,
+    sweep,
+    sweep_grid,
+)
 from adr_core.evaluation.cli import evaluate_main
 from adr_core.evaluation.episodes import EVALUATION_ITERATION
 from adr_core.evaluation.grids import SweepGrid
 from adr_core.randomization import load_space
 from adr_core.rollout import rollout
 from adr_core.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-
-from test_evaluation_support import LUNAR_STEPS, graph_style_run, tiny_runs  # noqa: F401
 
 LUNAR, PUSHER = "adr/LunarLander-v0", "adr/Pusher3DOF-v0"
 
@@ -230,9 +236,9 @@ def test_the_periodic_hook_leaves_training_unchanged(tmp_path):
     """Called between iterations as the trainers will, it draws on no generator of the run: same metrics as without."""
     import math
 
-    from adr_core.training.trainer import Trainer
-
     from test_evaluation_support import tiny_config
+
+    from adr_core.training.trainer import Trainer
 
     def metrics(with_hook: bool) -> list[dict]:
         trainer = Trainer(tiny_config(LUNAR, "adr", 3, LUNAR_STEPS), None)

@@ -5,6 +5,7 @@ No tests here: the helpers are imported by tests/core/test_evaluation*.py and te
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def graph_style_run() -> Path:
                "agent": trainer.agent.state_dict()}
     save_checkpoint(out / "checkpoints" / f"agent-{k:06d}.pt", payload)
     (out / "checkpoints" / "latest.json").write_text(
-        '{"iteration": %d, "files": {"agent": "agent-%06d.pt", "sampler": "sampler-%06d.pt"}}' % (k, k, k))
+        json.dumps({"iteration": k, "files": {"agent": f"agent-{k:06d}.pt", "sampler": f"sampler-{k:06d}.pt"}}))
     for name in ("config.yaml", "metrics.csv", "sampled_parameters.csv"):
         (out / name).write_bytes((source / name).read_bytes())
     return out

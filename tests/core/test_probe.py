@@ -5,14 +5,13 @@ import json
 
 import numpy as np
 import pytest
+from test_evaluation_support import tiny_runs  # noqa: F401
 
 from adr_core.evaluation.points import PointOutcomes
 from adr_core.probe.cli import main as probe_main
 from adr_core.probe.failure import FailureMap, failure_region
 from adr_core.probe.focus import focus_statistics
 from adr_core.randomization import load_space
-
-from test_evaluation_support import tiny_runs  # noqa: F401
 
 HEURISTIC = "adr_core.probe.controllers:lunar_lander_heuristic"
 TINY = ["--iterations", "3", "--sweep-points", "4", "--sweep-episodes", "1", "--sweep-seeds", "0", "--workers", "1",

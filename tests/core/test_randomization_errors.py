@@ -39,7 +39,9 @@ def test_batch_error_names_row(pusher):
 
 @pytest.mark.parametrize("values", [[], [0.008], [0.008, 0.02, 0.02], [[0.008]], np.zeros((2, 2, 2))])
 def test_wrong_count(pusher, values):
-    with pytest.raises(RandomizationError, match=r"expected 2 values in the order \['puck_frictionloss', 'puck_damping'\]"):
+    with pytest.raises(
+        RandomizationError, match=r"expected 2 values in the order \['puck_frictionloss', 'puck_damping'\]"
+    ):
         pusher.validate(values)
 
 
@@ -89,7 +91,10 @@ def test_bad_sample_count(lunar):
         ({"name": "a", "default": 1.0, "train": {"multiplier": [2.0, 1.0]}}, "low <= high"),
         ({"name": "a", "default": 1.0, "train": {"percent": [1, 2]}}, "range must be"),
         ({"name": "a", "default": 1.0}, "needs name, default, train"),
-        ({"name": "a", "default": 1.0, "train": {"absolute": [0, 2]}, "limits": {"absolute": [0.5, 2]}}, "outside its limits"),
+        (
+            {"name": "a", "default": 1.0, "train": {"absolute": [0, 2]}, "limits": {"absolute": [0.5, 2]}},
+            "outside its limits",
+        ),
     ],
 )
 def test_bad_yaml_data(dimension, message):
@@ -98,6 +103,10 @@ def test_bad_yaml_data(dimension, message):
 
 
 def test_range_with_unknown_dimension():
-    data = {"env_id": "x", "dimensions": [{"name": "a", "default": 1.0, "train": "default"}], "ranges": {"hard": {"b": "default"}}}
+    data = {
+        "env_id": "x",
+        "dimensions": [{"name": "a", "default": 1.0, "train": "default"}],
+        "ranges": {"hard": {"b": "default"}},
+    }
     with pytest.raises(RandomizationError, match=r"range 'hard' names unknown dimensions \['b'\]"):
         RandomizationSpace.from_dict(data)

@@ -116,7 +116,9 @@ def test_yaml_multipliers_and_default_ranges(tmp_path):
     np.testing.assert_array_equal(space.limits()[1], [4.0, 5.0])
 
 
-@pytest.mark.parametrize("env_id", ["adr/LunarLander-v0", "adr/Pusher3DOF-v0", "adr/ErgoReacher-v0", "adr/ErgoPusher-v0"])
+@pytest.mark.parametrize(
+    "env_id", ["adr/LunarLander-v0", "adr/Pusher3DOF-v0", "adr/ErgoReacher-v0", "adr/ErgoPusher-v0"]
+)
 def test_packaged_spaces_load_and_round_trip(env_id):
     space = load_space(env_id)
     assert space.env_id == env_id

@@ -6,6 +6,7 @@ import csv
 
 import numpy as np
 import pytest
+from test_evaluation_support import tiny_runs  # noqa: F401
 
 from adr_core.evaluation import load_policy, sweep, sweep_grid
 from adr_core.evaluation.cli import report_main
@@ -18,8 +19,6 @@ from adr_core.evaluation.run_data import load_run
 from adr_core.evaluation.solved import solved_criterion
 from adr_core.evaluation.sweep import SweepResult
 from adr_core.randomization import load_space
-
-from test_evaluation_support import tiny_runs  # noqa: F401
 
 LUNAR, PUSHER = "adr/LunarLander-v0", "adr/Pusher3DOF-v0"
 OPTIONS = ReportOptions(evaluation=EvaluationOptions(episodes=2, seeds=(0, 1), curve_episodes=1, workers=2),

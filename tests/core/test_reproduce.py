@@ -16,7 +16,9 @@ sys.path.insert(0, str(BENCHMARKS))
 
 import reproduce  # noqa: E402
 
-pytestmark = pytest.mark.skipif(shutil.which("adr-train") is None, reason="adr-train not on PATH (source scripts/env.sh)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("adr-train") is None, reason="adr-train not on PATH (source scripts/env.sh)"
+)
 
 TINY = ["agent.hidden_sizes=[16,16]", "agent.batch_size=16", "agent.learning_starts=50", "agent.buffer_capacity=2000",
         "svpg.num_particles=2", "discriminator.hidden_size=16", "discriminator.steps_per_transition=0.05",

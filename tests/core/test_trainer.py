@@ -6,12 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from tiny_configs import tiny_config
 
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.training.config import TrainConfig
 from adr_core.training.trainer import METRIC_COLUMNS, Trainer
-
-from tiny_configs import tiny_config
 
 
 def comparable(rows: list[dict]) -> list[dict]:

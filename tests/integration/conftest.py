@@ -1,7 +1,6 @@
 import os
 
 import pytest
-
 from ros_processes import isolated_ros_env
 
 

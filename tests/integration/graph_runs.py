@@ -8,17 +8,22 @@ import subprocess
 import time
 from pathlib import Path
 
+from ros_processes import executable
+
 from adr_core.training.config import TrainConfig
 from adr_core.training.trainer import Trainer
-
-from ros_processes import executable
 
 # Small networks and short episodes: a few seconds per iteration on 2 cores, same code paths as the paper config.
 TINY = {"agent.batch_size": 32, "agent.learning_starts": 200, "agent.hidden_sizes": [32, 32],
         "svpg.num_particles": 2, "max_episode_steps": 100, "discriminator.hidden_size": 32,
         "checkpoint_every": 2, "tensorboard": False, "progress": False}
 COMPARED = ("iteration", "agent_steps", "agent_updates", "return_mean", "solved_fraction", "critic_loss",
-            "actor_loss", "n_updates", "sampler_reward_mean", "sampler_reward_std")
+            "actor_loss", "n_updates", "sampler_reward_mean", "sampler_reward_std",
+            # written by the trainer node from the reference trajectories, the discriminator's and the sampler's
+            # statistics (issue: graph runs write adr-train's columns)
+            "reference_return_mean", "reference_solved_fraction", "d_randomized", "d_reference",
+            "discriminator_loss", "discriminator_steps", "svpg_value_loss", "svpg_objective", "svpg_bandwidth",
+            "svpg_kernel_mean", "svpg_log_std")
 
 
 def overrides_arg(overrides: dict) -> str:

@@ -18,18 +18,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 import rclpy
-from adr_core.envs.ergo_jr import JOINT_NAMES, ErgoJrSim
-from adr_core.envs.ergo_reacher import BASE_POSITION
-from adr_core.training.config import TrainConfig
-from adr_core.training.trainer import Trainer
 from geometry_msgs.msg import PointStamped
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from ros_processes import executable
 from std_msgs.msg import String
 
-from ros_processes import executable
+from adr_core.envs.ergo_jr import JOINT_NAMES, ErgoJrSim
+from adr_core.envs.ergo_reacher import BASE_POSITION
+from adr_core.training.config import TrainConfig
+from adr_core.training.trainer import Trainer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "poppy"))  # the emulator lives with the unit tests
 from xl320_emulator import A_GOAL_POSITION, A_PRESENT_POSITION, Xl320Emulator, degrees_to_units  # noqa: E402

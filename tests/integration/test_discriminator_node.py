@@ -13,12 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from rclpy.node import Node
+from rclpy_probe import DiagnosticCounters, probe_node, result_of, wait_until
+from ros_processes import executable, isolated_ros_env, running
+
 from adr_core.agents import Actor, ActorPolicy
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.envs import make_env
 from adr_core.rollout import Trajectory, rollout
 from adr_core.training.checkpoint import load_checkpoint, save_checkpoint
 from adr_core.training.seeding import component_seed
+from adr_discriminator_node.checkpoint_payload import make_payload
 from adr_interfaces.msg import ParticleRewards
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import SaveCheckpoint
@@ -26,11 +31,6 @@ from adr_ros import qos, topics, trajectories
 from adr_ros.arrays import from_field, to_field
 from adr_ros.checkpoints import checkpoint_dir, write_manifest
 from adr_ros.run_config import build_config
-from rclpy.node import Node
-
-from adr_discriminator_node.checkpoint_payload import make_payload
-from rclpy_probe import DiagnosticCounters, probe_node, result_of, wait_until
-from ros_processes import executable, isolated_ros_env, running
 
 pytestmark = pytest.mark.integration
 

@@ -22,7 +22,9 @@ def test_sampler_service_and_topic_round_trip(ros_env: dict[str, str], tmp_path:
     service_replies = [line for line in lines if "service" in line]
     proposals = [line for line in lines if line.get("topic") == "adr/proposals"]
 
-    assert service_replies == [{"service": "adr/propose_parameters", "message": "iteration 0: 4 proposals", "proposals": 4}]
+    assert service_replies == [
+        {"service": "adr/propose_parameters", "message": "iteration 0: 4 proposals", "proposals": 4}
+    ]
     assert sorted(p["slot"] for p in proposals) == [0, 1, 2, 3]
     for proposal in proposals:
         assert proposal["env_id"] == "adr/LunarLander-v0"

@@ -8,7 +8,6 @@ import signal
 from pathlib import Path
 
 import pytest
-
 from graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows, start_graph
 
 BUDGET = 1000

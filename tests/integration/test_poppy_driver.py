@@ -20,16 +20,14 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
+from ros_processes import executable, running
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ros_processes import executable, running
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "poppy"))  # the emulator lives with the unit tests
-from xl320_emulator import (A_MOVING_SPEED, A_TORQUE_LIMIT, OVERLOAD, Xl320Emulator,  # noqa: E402
-                            degrees_to_units)
+from xl320_emulator import A_MOVING_SPEED, A_TORQUE_LIMIT, OVERLOAD, Xl320Emulator, degrees_to_units  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

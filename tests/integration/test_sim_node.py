@@ -10,6 +10,14 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import torch
+from geometry_msgs.msg import PointStamped
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from rclpy.publisher import Publisher
+from rclpy_probe import DiagnosticCounters, InSpinThread, probe_node, result_of, wait_until
+from ros_processes import executable, isolated_ros_env, running
+from sensor_msgs.msg import JointState
+
 from adr_core.agents import Actor, ActorPolicy
 from adr_core.envs import make_env
 from adr_core.randomization import load_space
@@ -20,14 +28,6 @@ from adr_interfaces.msg import ParameterSet, PolicyWeights
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_ros import parameter_sets, policy_weights, qos, topics, trajectories
 from adr_ros.run_config import build_config
-from geometry_msgs.msg import PointStamped
-from rclpy.action import ActionClient
-from rclpy.node import Node
-from rclpy.publisher import Publisher
-from sensor_msgs.msg import JointState
-
-from rclpy_probe import DiagnosticCounters, InSpinThread, probe_node, result_of, wait_until
-from ros_processes import executable, isolated_ros_env, running
 
 pytestmark = pytest.mark.integration
 
@@ -146,10 +146,10 @@ def graph(ros_domain_id: int, tmp_path_factory: pytest.TempPathFactory) -> Itera
         # the weights that fit its env and refuses the other's
         for instance, other in ((graph.lunar, graph.ergo), (graph.ergo, graph.lunar)):
             assert instance.client.wait_for_server(timeout_sec=30.0), (logs / f"{instance.name}.log").read_text()
-            wait_until(lambda: instance.weights_pub.get_subscription_count() >= 2, 10.0, "weights subscribers")
+            wait_until(lambda i=instance: i.weights_pub.get_subscription_count() >= 2, 10.0, "weights subscribers")
             instance.weights_pub.publish(instance.weights(1))
-            wait_until(lambda: graph.diagnostics.value(instance.name, "policy_version") == "1"
-                       and graph.diagnostics.count(other.name, "rejected_weights_shape") >= 1, 10.0,
+            wait_until(lambda i=instance, o=other: graph.diagnostics.value(i.name, "policy_version") == "1"
+                       and graph.diagnostics.count(o.name, "rejected_weights_shape") >= 1, 10.0,
                        f"{instance.name} to hold its weights")
         yield graph
         for process, log in ((lunar_process, "adr_sim_0.log"), (ergo_process, "adr_sim_1.log")):

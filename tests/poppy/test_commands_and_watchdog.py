@@ -5,8 +5,14 @@ import math
 
 import pytest
 
-from poppy_driver.commands import (CommandRejected, TrajectoryPlan, TrajectoryPoint, check_positions,
-                                   check_trajectory, clamp_to_limits)
+from poppy_driver.commands import (
+    CommandRejected,
+    TrajectoryPlan,
+    TrajectoryPoint,
+    check_positions,
+    check_trajectory,
+    clamp_to_limits,
+)
 from poppy_driver.config import load_config
 from poppy_driver.watchdog import CommandWatchdog, WatchdogAction, WatchdogState
 

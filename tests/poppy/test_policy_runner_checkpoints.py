@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from adr_core.agents.networks import Actor
 from adr_core.randomization import load_space
 from adr_core.training.checkpoint import save_checkpoint

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_policy_runner_checkpoints import write_checkpoint
+
 from adr_core.envs.ergo_jr import JOINT_NAMES
 from adr_core.evaluation import evaluate
 from poppy_driver.policy_runner.episodes import PolicyRunner, RunnerSettings
@@ -22,7 +24,6 @@ from poppy_driver.policy_runner.goals import ClickedGoals, Goal, RandomGoals
 from poppy_driver.policy_runner.loading import DeployablePolicy, load_deployable
 from poppy_driver.policy_runner.readings import JointReading, PuckReading
 from poppy_driver.policy_runner.results_file import ResultsFile
-from test_policy_runner_checkpoints import write_checkpoint
 
 FEEDBACK_PERIOD = 1 / 120
 POSE = {"m2": 0.3, "m3": -0.4, "m5": 0.5, "m6": 0.2}  # a reacher pose: the scripted policy commands it

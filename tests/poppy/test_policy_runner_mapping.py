@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pybullet as pb
 import pytest
+
 from adr_core.envs import make_env
 from adr_core.envs.ergo_jr import JOINT_NAMES
 from poppy_driver.policy_runner.errors import DeployError

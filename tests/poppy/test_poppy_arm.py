@@ -6,14 +6,13 @@ import time
 from collections.abc import Callable
 
 import pytest
+from xl320_emulator import A_MOVING_SPEED, A_TORQUE_LIMIT, OVERLOAD, Xl320Emulator, degrees_to_units, units_to_degrees
 
 from poppy_driver.arm import JointSample, PoppyArm
 from poppy_driver.commands import CommandRejected, TrajectoryPoint
 from poppy_driver.config import ArmConfig, ConfigError, load_config
 from poppy_driver.dummy_bus import DummyBus
 from poppy_driver.pypot_bus import Xl320Bus
-from xl320_emulator import (A_MOVING_SPEED, A_TORQUE_LIMIT, OVERLOAD, Xl320Emulator, degrees_to_units,
-                            units_to_degrees)
 
 DIRECTIONS = {1: 1, 2: -1, 3: -1, 4: 1, 5: -1, 6: -1}
 

@@ -9,10 +9,27 @@ import pytest
 import serial
 from pypot.dynamixel.io import Dxl320IO, DxlError
 from pypot.dynamixel.protocol import v2
-
-from xl320_emulator import (A_GOAL_POSITION, A_HARDWARE_ERROR, A_MOVING_SPEED, A_PRESENT_POSITION, A_TORQUE_ENABLE,
-                            A_TORQUE_LIMIT, ALERT_BIT, ERROR_ACCESS, ERROR_CRC, OVERLOAD, PING, READ, REBOOT,
-                            SYNC_READ, WRITE, Xl320Emulator, crc16, degrees_to_units, packet)
+from xl320_emulator import (
+    A_GOAL_POSITION,
+    A_HARDWARE_ERROR,
+    A_MOVING_SPEED,
+    A_PRESENT_POSITION,
+    A_TORQUE_ENABLE,
+    A_TORQUE_LIMIT,
+    ALERT_BIT,
+    ERROR_ACCESS,
+    ERROR_CRC,
+    OVERLOAD,
+    PING,
+    READ,
+    REBOOT,
+    SYNC_READ,
+    WRITE,
+    Xl320Emulator,
+    crc16,
+    degrees_to_units,
+    packet,
+)
 
 
 def exchange(emu: Xl320Emulator, request: bytes, expect: int) -> bytes:

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
+
 from adr_core.rollout import Trajectory
 from adr_interfaces.msg import ParameterSet
 from adr_ros import parameter_sets, policy_weights, trajectories

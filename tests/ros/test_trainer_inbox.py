@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
+from test_message_conversions import make_trajectory
+
 from adr_ros import trajectories
 from adr_ros.arrays import to_field
 from adr_trainer_node.inbox import TrajectoryInbox
-
-from test_message_conversions import make_trajectory
 
 
 def message(iteration: int, slot: int, kind: str = "randomized", **changes):

@@ -77,27 +77,46 @@ TRAINER_SHUTDOWN_S = 300.0
 METHODS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed"}  # launch name -> core sampler
 
 TRAIN_SIM_ARGUMENTS = (
-    Argument("env", "adr/LunarLander-v0", "randomized environment id",
-             ("adr/LunarLander-v0", "adr/Pusher3DOF-v0", "adr/ErgoReacher-v0", "adr/ErgoPusher-v0")),
-    Argument("method", "adr", "how simulator settings are chosen: adr (SVPG + discriminator), udr (uniform), "
-             "baseline (reference only), oracle (uniform over the space's 'hard' range)", tuple(METHODS)),
+    Argument(
+        "env",
+        "adr/LunarLander-v0",
+        "randomized environment id",
+        ("adr/LunarLander-v0", "adr/Pusher3DOF-v0", "adr/ErgoReacher-v0", "adr/ErgoPusher-v0"),
+    ),
+    Argument(
+        "method",
+        "adr",
+        "how simulator settings are chosen: adr (SVPG + discriminator), udr (uniform), "
+        "baseline (reference only), oracle (uniform over the space's 'hard' range)",
+        tuple(METHODS),
+    ),
     Argument("instances", "2", "number of simulator instance nodes", kind=int),
     Argument("seed", "0", "seed of every random generator of the run", kind=int),
     Argument("budget", "", "agent steps to train for (empty: the config's total_agent_steps, paper 1M)"),
-    Argument("mode", "sync", "sync: Algorithm 1 exactly (iteration waits for its rollouts); async: instances roll "
-             "out with the latest weights while the trainer learns; probe: Algorithm 1 around the frozen policy:= "
-             "(no agent updates; adr-probe as a graph, files in run_dir)", ("sync", "async", "probe")),
-    Argument("policy", "", "mode:=probe: the frozen policy: a run directory / checkpoint of this env, or "
-             "module:callable (e.g. adr_core.probe.controllers:lunar_lander_heuristic)"),
+    Argument(
+        "mode",
+        "sync",
+        "sync: Algorithm 1 exactly (iteration waits for its rollouts); async: instances roll "
+        "out with the latest weights while the trainer learns; probe: Algorithm 1 around the frozen policy:= "
+        "(no agent updates; adr-probe as a graph, files in run_dir)",
+        ("sync", "async", "probe"),
+    ),
+    Argument(
+        "policy",
+        "",
+        "mode:=probe: the frozen policy: a run directory / checkpoint of this env, or "
+        "module:callable (e.g. adr_core.probe.controllers:lunar_lander_heuristic)",
+    ),
     Argument("iterations", "200", "mode:=probe: ADR iterations", kind=int),
     Argument("run_dir", "", "run directory (empty: runs/<env>_<method>_seed<seed>)"),
     Argument("config", "", "experiment YAML path or packaged name (see adr-train --list); empty: paper defaults"),
     Argument("overrides", "{}", "extra config keys as a YAML mapping, e.g. {agent.batch_size: 256}"),
     Argument("resume", "false", "continue the run in run_dir from its latest checkpoint", ("true", "false")),
     Argument("device", "cpu", "torch device of the learner and discriminator", ("cpu", "cuda", "auto")),
-    Argument("rollout_timeout", "120", "seconds before an unfinished rollout is given to another instance",
-             kind=float),
-    Argument("viewer", "false", "also start adr_viewer: live browser view and rviz particle markers", ("true", "false")),
+    Argument("rollout_timeout", "120", "seconds before an unfinished rollout is given to another instance", kind=float),
+    Argument(
+        "viewer", "false", "also start adr_viewer: live browser view and rviz particle markers", ("true", "false")
+    ),
     Argument("viewer_port", "8765", "HTTP port of adr_viewer (0: any free port)", kind=int),
 )
 
@@ -120,8 +139,11 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
         config_file = str(resolve_experiment(args["config"]).resolve())
     env_name = args["env"].split("/")[-1].split("-")[0].lower()
     run_dir = args["run_dir"] or f"runs/{env_name}_{args['method']}_seed{args['seed']}"
-    return {"config_file": config_file, "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
-            "run_dir": str(Path(run_dir).resolve())}
+    return {
+        "config_file": config_file,
+        "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
+        "run_dir": str(Path(run_dir).resolve()),
+    }
 
 
 def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:

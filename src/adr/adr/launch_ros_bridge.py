@@ -4,12 +4,12 @@ Imported only by launch files, so the ``launch`` packages are needed only where 
 """
 from __future__ import annotations
 
-from launch import LaunchContext, LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from adr.graph import Graph, NodeSpec, graph_for_launch_file
+from launch import LaunchContext, LaunchDescription
 
 
 def launch_description(launch_file: str) -> LaunchDescription:
@@ -20,7 +20,9 @@ def launch_description(launch_file: str) -> LaunchDescription:
         return [_node(spec) for spec in graph.nodes(overrides)]
 
     declared = [
-        DeclareLaunchArgument(a.name, default_value=a.default, description=a.description, choices=list(a.choices) or None)
+        DeclareLaunchArgument(
+            a.name, default_value=a.default, description=a.description, choices=list(a.choices) or None
+        )
         for a in graph.arguments
     ]
     return LaunchDescription([*declared, OpaqueFunction(function=nodes)])

@@ -36,7 +36,13 @@ def node_command(spec: NodeSpec) -> list[str]:
         prefix = Path(get_package_prefix(spec.package))
     except PackageNotFoundError as error:
         raise SystemExit(f"adr_launch: package {spec.package!r} is not built; run scripts/setup.sh") from error
-    command = [str(prefix / "lib" / spec.package / spec.executable), *spec.arguments, "--ros-args", "-r", f"__node:={spec.name}"]
+    command = [
+        str(prefix / "lib" / spec.package / spec.executable),
+        *spec.arguments,
+        "--ros-args",
+        "-r",
+        f"__node:={spec.name}",
+    ]
     for key, value in spec.parameters.items():
         command += ["-p", f"{key}:={_parameter_literal(value)}"]
     return command

@@ -11,19 +11,29 @@ import sys
 import time
 
 import rclpy
+from rclpy.node import Node
+
 from adr_interfaces.msg import ParameterSet
 from adr_interfaces.srv import ProposeParameters
 from adr_ros import parameter_sets, qos, topics
-from rclpy.node import Node
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="adr_monitor", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--propose", type=int, metavar="N", help="call the sampler's propose service for N settings first")
-    parser.add_argument(
-        "--count", type=int, metavar="K", help="exit after K proposals were received (default: N with --propose, else never)"
+    parser = argparse.ArgumentParser(
+        prog="adr_monitor", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--timeout", type=float, default=30.0, help="give up after this many seconds (default: %(default)s)")
+    parser.add_argument(
+        "--propose", type=int, metavar="N", help="call the sampler's propose service for N settings first"
+    )
+    parser.add_argument(
+        "--count",
+        type=int,
+        metavar="K",
+        help="exit after K proposals were received (default: N with --propose, else never)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=30.0, help="give up after this many seconds (default: %(default)s)"
+    )
     return parser.parse_args(argv)
 
 

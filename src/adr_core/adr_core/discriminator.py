@@ -1,8 +1,9 @@
 """The discriminator rewarder: tells randomized from reference transitions; its output scores environments.
 
-D(s, a, s') = P(the transition came from a randomized environment) (``inputs: state``: D(s'), the reached states only). Paper: two 128-unit tanh layers, a
-sigmoid output, BCE (randomized = 1, reference = 0), Adam lr 2e-4, batch 128. The reward of a randomized
-trajectory is computed *before* the discriminator trains on it (``score`` then ``train``).
+D(s, a, s') = P(the transition came from a randomized environment) (``inputs: state``: D(s'), the reached states
+only). Paper: two 128-unit tanh layers, a sigmoid output, BCE (randomized = 1, reference = 0), Adam lr 2e-4, batch
+128. The reward of a randomized trajectory is computed *before* the discriminator trains on it (``score`` then
+``train``).
 
 Reward definitions (``DiscriminatorConfig.reward``), for a trajectory of T transitions:
   "mean_log_d"                 1/T * sum_t log D(s_t, a_t, s_t+1)           paper eq. (1) averaged over tuples (default)
@@ -15,8 +16,9 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch

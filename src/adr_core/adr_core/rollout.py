@@ -6,8 +6,9 @@ exploration-noise generator from those four numbers.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np

@@ -2,7 +2,8 @@
 
 - ``adr/trajectories``: buffered per iteration; once iteration k holds the randomized and reference trajectories of
   every slot 0..n-1 (n = the sampler's proposals per iteration) and k-1 is done:
-  ``adr_core.iteration.score_then_train`` (score, then train on them) and publish ``adr/particle_rewards``. Malformed, duplicate and stale trajectories are refused with a logged reason and a diagnostics counter.
+  ``adr_core.iteration.score_then_train`` (score, then train on them) and publish ``adr/particle_rewards``.
+  Malformed, duplicate and stale trajectories are refused with a logged reason and a diagnostics counter.
 - ``adr/discriminator/save_checkpoint``: writes the state as of one of the last two completed iterations;
   on shutdown every kept snapshot is written; ``resume:=true`` continues after the run's ``latest.json``.
 - ``adr/metrics/*``, ``/diagnostics``.
@@ -12,6 +13,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus
+from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
+from rclpy.node import Node
+
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.envs import make_env
 from adr_core.iteration import score_then_train
@@ -19,6 +24,8 @@ from adr_core.samplers import make_sampler
 from adr_core.training.config import ConfigError
 from adr_core.training.seeding import component_seed
 from adr_core.training.trainer import resolve_device
+from adr_discriminator_node.checkpoint_payload import make_payload, restore
+from adr_discriminator_node.iteration_buffer import CompleteIteration, IterationBuffer, TrajectoryRefused
 from adr_interfaces.msg import ParticleRewards
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import SaveCheckpoint
@@ -29,12 +36,6 @@ from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node, trainer_is_running
 from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run_parameters
-from diagnostic_msgs.msg import DiagnosticStatus
-from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
-from rclpy.node import Node
-
-from adr_discriminator_node.checkpoint_payload import make_payload, restore
-from adr_discriminator_node.iteration_buffer import CompleteIteration, IterationBuffer, TrajectoryRefused
 
 COMPONENT = "discriminator"
 METRICS = ("discriminator_loss", "sampler_reward_mean", "d_randomized", "d_reference", "discriminator_steps",
@@ -114,17 +115,19 @@ class DiscriminatorNode(Node):
         """The discriminator's step of Algorithm 1 (adr_core.iteration.score_then_train), then the rewards out."""
         started = time.perf_counter()
         rewards, metrics = score_then_train(self.discriminator, done.randomized, done.reference)
-        self._publish_rewards(done.iteration, rewards)
+        self._publish_rewards(done.iteration, rewards, metrics)
         self.snapshots.keep(done.iteration, make_payload(done.iteration, self.discriminator, self.config))
         self.metrics.publish({**metrics, "sampler_reward_mean": float(rewards.mean()),
                               "time_discriminator_s": time.perf_counter() - started})
         self.diagnostics.count("iterations")
 
-    def _publish_rewards(self, iteration: int, rewards: np.ndarray) -> None:
+    def _publish_rewards(self, iteration: int, rewards: np.ndarray, metrics: dict[str, float]) -> None:
         msg = ParticleRewards(iteration=iteration)
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.slots = to_field(np.arange(self.slots), np.uint32)
         msg.rewards = to_field(rewards, np.float64)
+        msg.metric_names = list(metrics)
+        msg.metric_values = to_field(np.array([float(v) for v in metrics.values()]), np.float64)
         self.rewards_pub.publish(msg)
 
     def _show_progress(self) -> None:

@@ -10,8 +10,15 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from adr_core.run_dir import (CHECKPOINTS, MANIFEST, checkpoint_dir, component_file, load_component, read_manifest,
-                              write_manifest)
+from adr_core.run_dir import (
+    CHECKPOINTS,
+    MANIFEST,
+    checkpoint_dir,
+    component_file,
+    load_component,
+    read_manifest,
+    write_manifest,
+)
 from adr_core.training.checkpoint import CheckpointError, save_checkpoint
 from adr_interfaces.srv import SaveCheckpoint
 

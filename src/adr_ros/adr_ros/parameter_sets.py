@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from adr_interfaces.msg import ParameterSet
 
+from adr_interfaces.msg import ParameterSet
 from adr_ros.arrays import from_field, to_field
 
 

@@ -5,8 +5,8 @@ from collections.abc import Mapping
 
 import numpy as np
 import torch
-from adr_interfaces.msg import PolicyWeights
 
+from adr_interfaces.msg import PolicyWeights
 from adr_ros.arrays import from_field, to_field
 
 

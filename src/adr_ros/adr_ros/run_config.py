@@ -9,9 +9,10 @@ from pathlib import Path
 
 import torch
 import yaml
-from adr_core.training.config import ConfigError, TrainConfig
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
+
+from adr_core.training.config import ConfigError, TrainConfig
 
 
 def declare_run_parameters(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig, Path]:
@@ -22,8 +23,10 @@ def declare_run_parameters(node: Node, default_torch_threads: int = 1) -> tuple[
     Raises ConfigError naming the bad key or file; callers log it and exit non-zero.
     """
     config_file = node.declare_parameter(
-        "config_file", "", ParameterDescriptor(description="Experiment YAML (adr-train --config); empty: paper defaults",
-                                               read_only=True)).value
+        "config_file",
+        "",
+        ParameterDescriptor(description="Experiment YAML (adr-train --config); empty: paper defaults", read_only=True),
+    ).value
     overrides = node.declare_parameter(
         "overrides", "{}", ParameterDescriptor(
             description="YAML mapping of dotted config keys, e.g. {seed: 1, total_agent_steps: 20000}",
@@ -32,8 +35,12 @@ def declare_run_parameters(node: Node, default_torch_threads: int = 1) -> tuple[
         "run_dir", "runs/adr", ParameterDescriptor(description="Run directory: logs, config.yaml, checkpoints/",
                                                    read_only=True)).value
     threads = node.declare_parameter(
-        "torch_threads", default_torch_threads, ParameterDescriptor(
-            description="torch.set_num_threads for this process; 0: the run config's torch_threads", read_only=True)).value
+        "torch_threads",
+        default_torch_threads,
+        ParameterDescriptor(
+            description="torch.set_num_threads for this process; 0: the run config's torch_threads", read_only=True
+        ),
+    ).value
     config = build_config(config_file, overrides)
     threads = threads or config.torch_threads
     if threads:

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from diagnostic_msgs.msg import DiagnosticStatus
+from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
+from rclpy.node import Node
+
 from adr_core.evaluation.sampling_stats import mean_pairwise_distance
 from adr_core.randomization import load_space
 from adr_core.samplers import Sampler, SamplerError, make_sampler
@@ -24,9 +28,6 @@ from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node, trainer_is_running
 from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run_parameters
-from diagnostic_msgs.msg import DiagnosticStatus
-from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
-from rclpy.node import Node
 
 COMPONENT = "sampler"
 METRICS = ("sampler_reward_mean", "sampler_spread", "svpg_value_loss", "svpg_bandwidth", "svpg_log_std")
@@ -130,7 +131,7 @@ class SamplerNode(Node):
         self.snapshots.keep(completed, {"iteration": completed, "state": self.sampler.state_dict(),
                                         "histogram": torch.from_numpy(self.histogram.astype(np.int64))})
         self.iteration += 1
-        self._publish_state(completed)
+        self._publish_state(completed, metrics)
         self.diagnostics.set_status(DiagnosticStatus.OK, f"completed iteration {completed}")
         self.diagnostics.values["iteration"] = str(completed)
 
@@ -140,11 +141,14 @@ class SamplerNode(Node):
         for dim in range(self.space.ndim):
             self.histogram[dim] += np.bincount(index[:, dim], minlength=bins).astype(np.uint64)
 
-    def _publish_state(self, iteration: int) -> None:
+    def _publish_state(self, iteration: int, metrics: dict[str, float] | None = None) -> None:
         points = self._particle_points()
         spread = mean_pairwise_distance(points)
+        metrics = metrics or {}
         state = SamplerState(method=self.config.sampler, iteration=iteration, names=list(self.space.names),
-                             num_particles=len(points), particles=to_field(points, np.float64), spread=spread)
+                             num_particles=len(points), particles=to_field(points, np.float64), spread=spread,
+                             metric_names=list(metrics),
+                             metric_values=to_field(np.array([float(v) for v in metrics.values()]), np.float64))
         state.header.stamp = self.get_clock().now().to_msg()
         self.state_pub.publish(state)
         histogram = SampleHistogram(method=self.config.sampler, iteration=iteration, names=list(self.space.names),
@@ -155,10 +159,8 @@ class SamplerNode(Node):
         self.metrics.publish({"sampler_spread": spread})
 
     def _particle_points(self) -> np.ndarray:
-        states = getattr(self.sampler, "states", None)  # SVPG particles' current points
-        if states is not None:
-            return np.asarray(states, dtype=np.float64).reshape(-1, self.space.ndim)
-        return np.empty((0, self.space.ndim))
+        points = self.sampler.particle_points()  # SVPG particles' current points; none for the other samplers
+        return np.empty((0, self.space.ndim)) if points is None else points.reshape(-1, self.space.ndim)
 
     def on_save_checkpoint(self, request: SaveCheckpoint.Request,
                            response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:

@@ -4,10 +4,11 @@ from __future__ import annotations
 import time
 
 import gymnasium as gym
-from adr_core.rollout import Policy
 from geometry_msgs.msg import PointStamped
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
+
+from adr_core.rollout import Policy
 
 
 def is_ergo(env: gym.Env) -> bool:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from adr_core.randomization import RandomizationError, RandomizationSpace
 from adr_interfaces.msg import ParameterSet
 from adr_ros import parameter_sets

@@ -15,6 +15,13 @@ import time
 
 import gymnasium as gym
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.action import ActionServer, CancelResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+
 from adr_core.agents import ActorPolicy
 from adr_core.envs import make_env
 from adr_core.probe.policies import check_policy, load_frozen_policy
@@ -29,13 +36,6 @@ from adr_ros.lifecycle import run_node
 from adr_ros.metrics import MetricPublisher
 from adr_ros.parameter_sets import Proposal
 from adr_ros.run_config import declare_run_parameters
-from diagnostic_msgs.msg import DiagnosticStatus
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
-from rclpy.action import ActionServer, CancelResponse
-from rclpy.action.server import ServerGoalHandle
-from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.node import Node
-
 from adr_sim_node.ergo_state import ErgoStatePublisher, is_ergo
 from adr_sim_node.goal_check import REASONS as GOAL_REJECTIONS
 from adr_sim_node.goal_check import InvalidGoal, checked_setting
@@ -92,8 +92,18 @@ class SimNode(Node):
         self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
         # every key a goal thread may touch exists from the start: the diagnostics timer (another thread) iterates
         # these dicts, which must not change size meanwhile
-        self.diagnostics.counters.update(dict.fromkeys(
-            ("rollouts", "steps", "rejected_no_weights", "rejected_no_consumers", *(f"rejected_{reason}" for reason in GOAL_REJECTIONS)), 0))
+        self.diagnostics.counters.update(
+            dict.fromkeys(
+                (
+                    "rollouts",
+                    "steps",
+                    "rejected_no_weights",
+                    "rejected_no_consumers",
+                    *(f"rejected_{reason}" for reason in GOAL_REJECTIONS),
+                ),
+                0,
+            )
+        )
         self.diagnostics.values["queued_goals"] = "0"
         self.diagnostics.set_status(DiagnosticStatus.WARN, "frozen policy (probe)" if self.frozen
                                     else "waiting for policy weights")

@@ -17,15 +17,14 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from adr_interfaces.action import RollOut
-from adr_interfaces.msg import ParameterSet
 from rclpy.action import ActionClient
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from rclpy.task import Future
 
+from adr_interfaces.action import RollOut
+from adr_interfaces.msg import ParameterSet
 from adr_ros import topics
-
 
 TRAJECTORY_GRACE_S = 2.0
 

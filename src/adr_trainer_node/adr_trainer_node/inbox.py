@@ -66,9 +66,13 @@ class TrajectoryInbox:
             return self._transport_s.pop(iteration, 0.0)
 
     def take(self, iteration: int, slots: int, kind: str = "randomized") -> list[Trajectory]:
-        """The iteration's trajectories in slot order; the iteration is closed (later copies are stale)."""
+        """The iteration's trajectories of ``kind`` in slot order; the iteration is closed (later copies are stale)."""
+        return self.take_kinds(iteration, slots, (kind,))[kind]
+
+    def take_kinds(self, iteration: int, slots: int, kinds: tuple[str, ...]) -> dict[str, list[Trajectory]]:
+        """Every slot of each of ``kinds``; the iteration is then closed for all kinds."""
         with self._changed:
-            taken = [self._items.pop((iteration, s, kind)) for s in range(slots)]
+            taken = {kind: [self._items.pop((iteration, s, kind)) for s in range(slots)] for kind in kinds}
             self._oldest_open_iteration = max(self._oldest_open_iteration, iteration + 1)
             for key in [k for k in self._items if k[0] <= iteration]:
                 del self._items[key]

@@ -20,9 +20,15 @@ from pathlib import Path
 
 import numpy as np
 import rclpy
-import torch
+from diagnostic_msgs.msg import DiagnosticStatus
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+
 from adr_core.agents import make_agent
 from adr_core.envs import make_env
+from adr_core.iteration import IterationResult, update_agent
 from adr_core.probe.policies import load_frozen_policy
 from adr_core.rollout import Trajectory
 from adr_core.samplers import make_sampler
@@ -30,9 +36,8 @@ from adr_core.training.checkpoint import CheckpointError
 from adr_core.training.config import ConfigError
 from adr_core.training.run_log import RunLog
 from adr_core.training.seeding import component_seed
-from adr_core.iteration import IterationResult, update_agent
 from adr_core.training.trainer import METRIC_COLUMNS, periodic_evaluation, resolve_device
-from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights
+from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights, SamplerState
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
 from adr_ros import policy_weights, qos, topics
@@ -42,12 +47,6 @@ from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
 from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run_parameters
-from diagnostic_msgs.msg import DiagnosticStatus
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
-from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
-
 from adr_trainer_node.agent_checkpoint import load_agent, save_agent
 from adr_trainer_node.dispatcher import RolloutDispatcher
 from adr_trainer_node.inbox import TrajectoryInbox
@@ -109,13 +108,20 @@ class TrainerNode(Node):
                                    f"({self.agent.transitions_seen} agent steps)")
 
         group = ReentrantCallbackGroup()
-        self.inbox = TrajectoryInbox(obs_dim, act_dim)
+        # reference trajectories too (ADR): their returns go into metrics.csv as adr-train's do
+        self.inbox = TrajectoryInbox(obs_dim, act_dim, kinds=("randomized", "reference") if self.learns_from_rewards
+                                     else ("randomized",))
         self.inbox.reopen_from(self.iteration)
         self.rewards: dict[int, np.ndarray] = {}
+        self.discriminator_metrics: dict[int, dict[str, float]] = {}
+        self.references: dict[int, list[Trajectory]] = {}  # ADR: the reference trajectories, for metrics.csv
+        self.sampler_metrics: dict[int, dict[str, float]] = {}
         self.weights_pub = self.create_publisher(PolicyWeights, topics.POLICY_WEIGHTS, qos.LATCHED)
         self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM,
                                  callback_group=group)
         self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards, qos.RELIABLE_STREAM,
+                                 callback_group=group)
+        self.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.LATCHED,
                                  callback_group=group)
         self.propose_client = self.create_client(ProposeParameters, topics.PROPOSE_SERVICE, callback_group=group)
         self.save_clients = {"sampler": self.create_client(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT,
@@ -143,7 +149,13 @@ class TrainerNode(Node):
             self.diagnostics.reject(reason, f"trajectory from {msg.instance_id or '?'}: {refusal}")
 
     def on_rewards(self, msg: ParticleRewards) -> None:
+        values = from_field(msg.metric_values, np.float64)
+        self.discriminator_metrics[int(msg.iteration)] = dict(zip(msg.metric_names, map(float, values)))
         self.rewards[int(msg.iteration)] = from_field(msg.rewards, np.float64).copy()
+
+    def on_sampler_state(self, msg: SamplerState) -> None:
+        values = from_field(msg.metric_values, np.float64)
+        self.sampler_metrics[int(msg.iteration)] = dict(zip(msg.metric_names, map(float, values)))
 
     # ------------------------------------------------------------------ the loop
     @property
@@ -212,6 +224,8 @@ class TrainerNode(Node):
         t_agent = time.perf_counter() - t1
         self.publish_weights()
         rewards = self._rewards_of(k)
+        reference = self.references.pop(k, [])
+        sampler_metrics = self._sampler_metrics_of(k)
         elapsed = time.perf_counter() - t0
         started, wall_before = self._clock_start
         evaluating = self.evaluation.seconds_total if self.evaluation is not None else 0.0
@@ -220,8 +234,9 @@ class TrainerNode(Node):
         result = IterationResult(
             iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
             parameters=np.stack([from_field(p.values, np.float64) for p in proposals]),
-            policy_version=min(t.policy_version for t in randomized), randomized=randomized, reference=[],
-            rewards=rewards, n_updates=n_updates, agent_losses=losses, sampler_metrics={}, discriminator_metrics={},
+            policy_version=min(t.policy_version for t in randomized), randomized=randomized, reference=reference,
+            rewards=rewards, n_updates=n_updates, agent_losses=losses, sampler_metrics=sampler_metrics,
+            discriminator_metrics=self.discriminator_metrics.pop(k, {}),
             timings={"time_rollouts_s": t_rollouts, "time_agent_s": t_agent, "time_iteration_s": elapsed,
                      "time_transport_s": self.inbox.transport_seconds(k)})
         row = {**result.metrics(), "agent_steps": self.agent.transitions_seen,
@@ -269,7 +284,19 @@ class TrainerNode(Node):
             raise RuntimeError(f"iteration {k}: {self.dispatcher.error}")
         if self.dispatcher.report.reassigned:
             self.diagnostics.count("rollouts_reassigned", self.dispatcher.report.reassigned)
-        return self.inbox.take(k, self.slots)
+        if not self.learns_from_rewards:
+            return self.inbox.take(k, self.slots)
+        # ADR: each goal published its reference trajectory before it succeeded; wait for their delivery (metrics)
+        deadline = time.monotonic() + 10.0
+        while self.inbox.missing(k, self.slots, "reference") and time.monotonic() < deadline:
+            self._check_stop()
+            self.inbox.wait(0.01)
+        if self.inbox.missing(k, self.slots, "reference"):
+            self.get_logger().warning(f"iteration {k}: reference trajectories missing from metrics.csv")
+            return self.inbox.take(k, self.slots)
+        taken = self.inbox.take_kinds(k, self.slots, ("randomized", "reference"))
+        self.references[k] = taken["reference"]
+        return taken["randomized"]
 
     def publish_weights(self) -> None:
         msg = policy_weights.to_msg(self.agent.actor_state_dict(), version=self.agent.policy_version,
@@ -330,6 +357,17 @@ class TrainerNode(Node):
             del self.rewards[old]
         return self.rewards.get(k)
 
+    def _sampler_metrics_of(self, k: int, wait_s: float = 10.0) -> dict[str, float]:
+        """The sampler's update statistics of iteration k (it publishes them once the rewards of k arrived)."""
+        if not self.learns_from_rewards:
+            return {}
+        deadline = time.monotonic() + (wait_s if self.mode in ("sync", "probe") else 0.0)
+        while k not in self.sampler_metrics and time.monotonic() < deadline and not self.stop_requested.is_set():
+            time.sleep(0.005)
+        for old in [i for i in self.sampler_metrics if i < k]:
+            del self.sampler_metrics[old]
+        return self.sampler_metrics.pop(k, {})
+
     def _wait_for_graph(self) -> None:
         deadline = time.monotonic() + self.service_timeout
         while not self.dispatcher.ready_instances() or not self.propose_client.service_is_ready():
@@ -344,10 +382,17 @@ class TrainerNode(Node):
         rate = steps / self.wall_time if self.wall_time > 0 else float("nan")
         eta = (budget - steps) / rate if rate > 0 and steps < budget else 0.0
         updates_per_s = n_updates / t_agent if t_agent > 0 and n_updates else float("nan")
-        self.metrics.publish({"return_mean": row["return_mean"], "solved_fraction": row["solved_fraction"],
-                              "critic_loss": row.get("critic_loss", math.nan), "actor_loss": row.get("actor_loss", math.nan),
-                              "updates_per_s": updates_per_s, "agent_steps": steps,
-                              "iteration_s": row["time_iteration_s"]})
+        self.metrics.publish(
+            {
+                "return_mean": row["return_mean"],
+                "solved_fraction": row["solved_fraction"],
+                "critic_loss": row.get("critic_loss", math.nan),
+                "actor_loss": row.get("actor_loss", math.nan),
+                "updates_per_s": updates_per_s,
+                "agent_steps": steps,
+                "iteration_s": row["time_iteration_s"],
+            }
+        )
         reward = row.get("sampler_reward_mean", math.nan)
         self.get_logger().info(
             f"iteration {row['iteration']}: {steps}/{budget} steps ({100 * min(steps, budget) / budget:.0f}%), "

@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING
 
 import numpy as np
+
 from adr_core.iteration import IterationResult
 from adr_core.probe import FrozenPolicy, ProbeRecorder, measure_failure_map, probe_options
 from adr_ros import policy_weights
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 SWEEP = {"points": 13, "episodes": 5, "seeds": (0, 1)}  # adr-probe's defaults
 
 
-def run_probe(node: "TrainerNode", frozen: FrozenPolicy, iterations: int) -> dict:
+def run_probe(node: TrainerNode, frozen: FrozenPolicy, iterations: int) -> dict:
     config, log = node.config, node.get_logger()
     options = probe_options(frozen, 0.0, SWEEP["points"], SWEEP["episodes"], SWEEP["seeds"])
     recorder = ProbeRecorder(node.run_dir, node.space, config, options)
@@ -50,8 +51,10 @@ def run_probe(node: "TrainerNode", frozen: FrozenPolicy, iterations: int) -> dic
         step = IterationResult(
             iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
             parameters=np.stack([from_field(p.values, np.float64) for p in proposals]), policy_version=0,
-            randomized=randomized, reference=[], rewards=rewards, n_updates=0, agent_losses={}, sampler_metrics={},
-            discriminator_metrics={}, timings={"time_iteration_s": time.perf_counter() - t0})
+            randomized=randomized, reference=node.references.pop(k, []), rewards=rewards, n_updates=0,
+            agent_losses={}, sampler_metrics=node._sampler_metrics_of(k),
+            discriminator_metrics=node.discriminator_metrics.pop(k, {}),
+            timings={"time_iteration_s": time.perf_counter() - t0})
         share = recorder.record(step)
         node.last_completed = k
         if (k + 1) % 10 == 0:

@@ -10,16 +10,16 @@ particles as rviz2 markers.
 from __future__ import annotations
 
 import numpy as np
-from adr_interfaces.msg import SampleHistogram, SamplerState
-from adr_ros import qos, topics
-from adr_ros.arrays import from_field
-from adr_ros.lifecycle import run_node
-from adr_ros.metrics import PREFIX as METRIC_PREFIX
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from std_msgs.msg import Float64
 from visualization_msgs.msg import MarkerArray
 
+from adr_interfaces.msg import SampleHistogram, SamplerState
+from adr_ros import qos, topics
+from adr_ros.arrays import from_field
+from adr_ros.lifecycle import run_node
+from adr_ros.metrics import PREFIX as METRIC_PREFIX
 from adr_viewer.live_state import Histogram, LiveState, Particles
 from adr_viewer.markers import particle_markers
 from adr_viewer.web_server import WebServer

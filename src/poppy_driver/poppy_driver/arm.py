@@ -19,8 +19,15 @@ from dataclasses import dataclass
 from enum import Enum
 
 from .bus import BusError, MotorBus
-from .commands import (Clamp, CommandRejected, TrajectoryPlan, TrajectoryPoint, check_positions, check_trajectory,
-                       clamp_to_limits)
+from .commands import (
+    Clamp,
+    CommandRejected,
+    TrajectoryPlan,
+    TrajectoryPoint,
+    check_positions,
+    check_trajectory,
+    clamp_to_limits,
+)
 from .config import SAFE_BOUNDS, ArmConfig
 from .joints import joint_angle, joint_effort, joint_velocity, motor_degrees, speed_deg_s
 from .watchdog import CommandWatchdog, WatchdogAction

@@ -50,7 +50,7 @@ class ControlLoop(Generic[T]):
                 if sample is not None:
                     self._deliver(sample)
                     self._window_samples += 1
-            except Exception:  # a bug must not silently stop the arm's safety loop
+            except Exception:  # noqa: BLE001 - a bug must not silently stop the arm's safety loop
                 self._log.exception("control cycle failed")
             self.cycles += 1
             self._measure(time.monotonic())

@@ -14,8 +14,17 @@ from pypot.dynamixel.protocol import v2
 
 from .bus import BusError
 from .config import BusConfig
-from .xl320 import (BLOCK_LENGTH, BLOCK_START, MODEL, REBOOT_INSTRUCTION, MotorReading, parse_block,
-                    position_units, speed_units, torque_units)
+from .xl320 import (
+    BLOCK_LENGTH,
+    BLOCK_START,
+    MODEL,
+    REBOOT_INSTRUCTION,
+    MotorReading,
+    parse_block,
+    position_units,
+    speed_units,
+    torque_units,
+)
 
 T = TypeVar("T")
 
@@ -88,7 +97,7 @@ class Xl320Bus:
         io = self._connected()
         for motor_id in ids:
             packet = v2.DxlInstructionPacket(motor_id, REBOOT_INSTRUCTION, ())
-            self._guard(f"reboot of motor {motor_id}", lambda: io._send_packet(packet))
+            self._guard(f"reboot of motor {motor_id}", lambda p=packet: io._send_packet(p))
         time.sleep(REBOOT_TIME_S)
 
     def _connected(self) -> Dxl320IO:

@@ -1,4 +1,5 @@
-"""Agents: DDPG (the paper's), TD3 and SAC behind one interface (see ``base.OffPolicyAgent``), replay buffer, networks."""
+"""Agents: DDPG (the paper's), TD3 and SAC behind one interface (``base.OffPolicyAgent``), replay buffer, networks."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,6 @@
-"""Agent hyperparameters; defaults are the paper's (appendix "Network Architectures and Experimental Hyperparameters")."""
+"""Agent hyperparameters; defaults are the paper's (appendix "Network Architectures and Experimental
+Hyperparameters")."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,7 +16,9 @@ class AgentConfig:
     algorithm: Literal["ddpg", "td3", "sac"] = option(
         "ddpg", "Agent: 'ddpg' (paper; TD3 repository's OurDDPG.py), 'td3' or 'sac' (squashed Gaussian actor, "
                 "automatic entropy temperature).")
-    hidden_sizes: tuple[int, ...] = option((400, 300), "Hidden layer sizes of actor and critic (paper: 400, 300; ReLU).")
+    hidden_sizes: tuple[int, ...] = option(
+        (400, 300), "Hidden layer sizes of actor and critic (paper: 400, 300; ReLU)."
+    )
     actor_lr: float = option(1e-3, "Adam learning rate of the actor (paper: 0.001).")
     critic_lr: float = option(1e-3, "Adam learning rate of the critic (paper: 0.001).")
     lr_schedule: Literal["constant", "linear"] = option(

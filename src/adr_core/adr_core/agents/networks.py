@@ -10,7 +10,7 @@ rollouts (``ActorPolicy.explore``) sample ``tanh(mean + std * eps)`` from it.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import torch
@@ -145,7 +145,7 @@ class ActorPolicy:
                              actor.log_std.bias.detach().to("cpu", torch.float32).numpy().copy())
 
     @classmethod
-    def from_state_dict(cls, state: Mapping[str, torch.Tensor]) -> "ActorPolicy":
+    def from_state_dict(cls, state: Mapping[str, torch.Tensor]) -> ActorPolicy:
         return cls(actor_from_state_dict(state))
 
     @property

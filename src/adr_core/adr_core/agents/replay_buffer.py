@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-
 ROW_FORMAT = 2  # 1: [.. | not_done | ..] (before n-step returns); 2: [.. | discount | ..]
 
 

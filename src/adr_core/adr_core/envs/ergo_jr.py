@@ -7,7 +7,7 @@ softer servo. ``max_torque`` caps the torque: lower -> the joint can lift less a
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pybullet as pb
@@ -52,8 +52,11 @@ class ErgoJrSim:
         for j, q in zip(joints, angles):
             pb.resetJointState(self.robot, j, float(q), 0.0, physicsClientId=self.client)
 
-    def command(self, joints: list[int], targets: Sequence[float], gains: list[float], max_torques: list[float]) -> None:
-        """Servo targets (rad). ``max_torques`` is passed on every call: PyBullet resets an omitted cap to a huge one."""
+    def command(
+        self, joints: list[int], targets: Sequence[float], gains: list[float], max_torques: list[float]
+    ) -> None:
+        """Servo targets (rad). ``max_torques`` is passed on every call: PyBullet resets an omitted cap to a huge
+        one."""
         n = len(joints)
         pb.setJointMotorControlArray(
             self.robot, joints, pb.POSITION_CONTROL, targetPositions=targets, targetVelocities=_ZEROS[:n],
@@ -107,8 +110,12 @@ class ErgoJrSim:
     def restore(self, state_id: int) -> None:
         pb.restoreState(stateId=state_id, physicsClientId=self.client)
 
-    def render(self, width: int, height: int, target: Sequence[float], distance: float, yaw: float, pitch: float) -> np.ndarray:
-        view = pb.computeViewMatrixFromYawPitchRoll(list(target), distance, yaw, pitch, 0.0, 2, physicsClientId=self.client)
+    def render(
+        self, width: int, height: int, target: Sequence[float], distance: float, yaw: float, pitch: float
+    ) -> np.ndarray:
+        view = pb.computeViewMatrixFromYawPitchRoll(
+            list(target), distance, yaw, pitch, 0.0, 2, physicsClientId=self.client
+        )
         proj = pb.computeProjectionMatrixFOV(45.0, width / height, 0.01, 5.0, physicsClientId=self.client)
         _, _, rgba, _, _ = pb.getCameraImage(width, height, view, proj, renderer=pb.ER_TINY_RENDERER,
                                              lightDirection=[1.0, 0.5, 2.0], physicsClientId=self.client)
@@ -122,7 +129,7 @@ class ErgoJrSim:
     def __del__(self) -> None:  # envs that are never closed must not leak physics servers
         try:
             self.close()
-        except Exception:  # interpreter shutdown: pybullet may already be gone
+        except Exception:  # noqa: BLE001 - interpreter shutdown: pybullet may already be gone
             pass
 
 

@@ -25,7 +25,7 @@ import pybullet as pb
 from gymnasium import spaces
 
 from ..randomization import RandomizationSpace, load_space
-from .ergo_jr import JOINT_NAMES, PHYSICS_DT, SOLVED_DISTANCE, ErgoArmEnv, ErgoJrSim
+from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv, ErgoJrSim
 from .randomized import RandomizedEnvMixin
 
 ENV_ID = "adr/ErgoPusher-v0"
@@ -89,7 +89,9 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
     def _add_table(cid: int) -> int:
         half = [0.3, 0.3, 0.01]
         collision = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=cid)
-        visual = pb.createVisualShape(pb.GEOM_BOX, halfExtents=half, rgbaColor=[0.76, 0.64, 0.5, 1.0], physicsClientId=cid)
+        visual = pb.createVisualShape(
+            pb.GEOM_BOX, halfExtents=half, rgbaColor=[0.76, 0.64, 0.5, 1.0], physicsClientId=cid
+        )
         return pb.createMultiBody(0.0, collision, visual, basePosition=[0.0, 0.0, -0.01], physicsClientId=cid)
 
     @staticmethod

@@ -21,7 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..randomization import RandomizationSpace
-from .ergo_jr import JOINT_NAMES, PHYSICS_DT, SOLVED_DISTANCE, ErgoArmEnv, ErgoJrSim
+from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv, ErgoJrSim
 from .randomized import RandomizedEnvMixin
 
 ENV_ID = "adr/ErgoReacher-v0"

@@ -1,8 +1,8 @@
 """adr/Pusher3DOF-v0: a 3-DoF planar arm pushes a puck to a goal (MuJoCo, model in assets/pusher3dof.xml).
 
-Arena: the square [-1, 1]^2 m, arm base at the origin, links 0.45 / 0.35 / 0.25 m (reach 1.05 m). At reset the arm starts
-stretched along +x (joint noise U(-0.1, 0.1) rad), the puck at x in [0.35, 0.75], y in [0.15, 0.45], the goal at
-x in [0.0, 0.6], y in [0.55, 0.85], at least 0.4 m from the puck.
+Arena: the square [-1, 1]^2 m, arm base at the origin, links 0.45 / 0.35 / 0.25 m (reach 1.05 m). At reset the arm
+starts stretched along +x (joint noise U(-0.1, 0.1) rad), the puck at x in [0.35, 0.75], y in [0.15, 0.45], the
+goal at x in [0.0, 0.6], y in [0.55, 0.85], at least 0.4 m from the puck.
 
 Observation (14, float32): joint angles (3), puck xy (2), joint velocities (3), puck velocity xy (2), tip xy (2),
 goal xy (2).

@@ -1,7 +1,8 @@
 """What every randomized env shares: its space, pending parameters, and the reset-time hand-over."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -10,10 +11,13 @@ from ..randomization import RandomizationError, RandomizationSpace, load_space
 
 def resolve_space(space: RandomizationSpace | str | None, env_id: str, required: tuple[str, ...]) -> RandomizationSpace:
     """The packaged space of ``env_id``, or a custom one (object or YAML path) that has exactly the env's dimensions."""
-    resolved = load_space(env_id) if space is None else space if isinstance(space, RandomizationSpace) else load_space(space)
+    resolved = (
+        load_space(env_id) if space is None else space if isinstance(space, RandomizationSpace) else load_space(space)
+    )
     if sorted(resolved.names) != sorted(required):
         raise RandomizationError(
-            f"{env_id}: randomization space {resolved.env_id!r} has dimensions {resolved.names}; this env needs {list(required)}"
+            f"{env_id}: randomization space {resolved.env_id!r} has dimensions {resolved.names}; "
+            f"this env needs {list(required)}"
         )
     return resolved
 
@@ -27,7 +31,9 @@ class RandomizedEnvMixin:
 
     randomization_space: RandomizationSpace
 
-    def _init_randomization(self, space: RandomizationSpace | str | None, env_id: str, required: tuple[str, ...]) -> None:
+    def _init_randomization(
+        self, space: RandomizationSpace | str | None, env_id: str, required: tuple[str, ...]
+    ) -> None:
         self.randomization_space = resolve_space(space, env_id, required)
         self._param_index = {name: self.randomization_space.names.index(name) for name in required}
         self._pending_parameters = self.randomization_space.reference()

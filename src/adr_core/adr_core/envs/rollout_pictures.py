@@ -8,8 +8,8 @@ extreme strip differ only by the randomized parameters.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from gymnasium.envs.box2d.lunar_lander import heuristic
@@ -39,18 +39,44 @@ def ergo_pusher_policy(env, obs: np.ndarray, t: int) -> np.ndarray:
 
 # env id -> (file stem, seed, policy, frames to show, extreme setting as {name: multiplier of default} or absolute)
 SCENES: dict[str, tuple[str, int, Policy, tuple[int, ...], str, dict[str, float]]] = {
-    "adr/LunarLander-v0": ("lunar_lander", 3, lander_policy, (0, 60, 120, 200, 400), "main_engine_power = 8 (hard edge)",
-                           {"main_engine_power": 8.0}),
-    "adr/Pusher3DOF-v0": ("pusher3dof", 1, pusher_policy, (0, 15, 30, 60, 99), "puck friction & damping 0.5x (test edge)",
-                          {"puck_frictionloss": 0.005, "puck_damping": 0.0125}),
-    "adr/ErgoReacher-v0": ("ergo_reacher", 0, reacher_policy, (0, 5, 10, 20, 99), "hard: gains 0.2x, default torque",
-                           {}),
-    "adr/ErgoPusher-v0": ("ergo_pusher", 3, ergo_pusher_policy, (0, 30, 45, 60, 99), "puck friction & damping 0.5x",
-                          {"puck_frictionloss": 0.005, "puck_damping": 0.0125}),
+    "adr/LunarLander-v0": (
+        "lunar_lander",
+        3,
+        lander_policy,
+        (0, 60, 120, 200, 400),
+        "main_engine_power = 8 (hard edge)",
+        {"main_engine_power": 8.0},
+    ),
+    "adr/Pusher3DOF-v0": (
+        "pusher3dof",
+        1,
+        pusher_policy,
+        (0, 15, 30, 60, 99),
+        "puck friction & damping 0.5x (test edge)",
+        {"puck_frictionloss": 0.005, "puck_damping": 0.0125},
+    ),
+    "adr/ErgoReacher-v0": (
+        "ergo_reacher",
+        0,
+        reacher_policy,
+        (0, 5, 10, 20, 99),
+        "hard: gains 0.2x, default torque",
+        {},
+    ),
+    "adr/ErgoPusher-v0": (
+        "ergo_pusher",
+        3,
+        ergo_pusher_policy,
+        (0, 30, 45, 60, 99),
+        "puck friction & damping 0.5x",
+        {"puck_frictionloss": 0.005, "puck_damping": 0.0125},
+    ),
 }
 
 
-def rollout_frames(env_id: str, parameters: np.ndarray, seed: int, policy: Policy, shown: tuple[int, ...]) -> list[np.ndarray]:
+def rollout_frames(
+    env_id: str, parameters: np.ndarray, seed: int, policy: Policy, shown: tuple[int, ...]
+) -> list[np.ndarray]:
     env = make_env(env_id, render_mode="rgb_array")
     env.unwrapped.set_parameters(parameters)
     obs, _ = env.reset(seed=seed)
@@ -83,7 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     for env_id, (stem, seed, policy, shown, extreme_label, extreme) in SCENES.items():
         space = make_env(env_id).unwrapped.randomization_space
         default = space.reference()
-        extreme_values = space.range_box("hard")[0] if not extreme else space.validate({**dict(zip(space.names, default)), **extreme})
+        extreme_values = (
+            space.range_box("hard")[0]
+            if not extreme
+            else space.validate({**dict(zip(space.names, default)), **extreme})
+        )
         for tag, values, label in (("default", default, "default"), ("extreme", extreme_values, extreme_label)):
             frames = rollout_frames(env_id, values, seed, policy, shown)
             path = out / f"{stem}_{tag}.png"

@@ -89,7 +89,9 @@ class EpisodeRunner:
 
             from ..agents.networks import ActorPolicy
 
-            weights = {name: torch.from_numpy(np.array(value, dtype=np.float32)) for name, value in spec.weights.items()}
+            weights = {
+                name: torch.from_numpy(np.array(value, dtype=np.float32)) for name, value in spec.weights.items()
+            }
             self._policies[key] = ActorPolicy.from_state_dict(weights)
         return self._policies[key]
 

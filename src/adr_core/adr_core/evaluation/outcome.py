@@ -18,7 +18,7 @@ def _value(x: float) -> str:
     return f"{x:.4g}"
 
 
-def outcome_line(evaluation: "RunEvaluation") -> str:
+def outcome_line(evaluation: RunEvaluation) -> str:
     run, policy = evaluation.run, evaluation.policy
     label = f"{run.path.name} ({run.method}, seed {run.seed})"
     if policy is None:

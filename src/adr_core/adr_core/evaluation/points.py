@@ -31,7 +31,7 @@ class PointOutcomes:
     lengths: np.ndarray
 
     @classmethod
-    def stack(cls, outcomes: Sequence[EpisodeOutcomes], n_points: int, n_seeds: int) -> "PointOutcomes":
+    def stack(cls, outcomes: Sequence[EpisodeOutcomes], n_points: int, n_seeds: int) -> PointOutcomes:
         def gather(name: str) -> np.ndarray:
             values = np.stack([getattr(o, name) for o in outcomes])
             return values.reshape(n_points, n_seeds, -1)

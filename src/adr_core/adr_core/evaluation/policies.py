@@ -15,8 +15,7 @@ import torch
 
 from ..agents.networks import ActorPolicy, ActorStateError, actor_from_state_dict
 from ..randomization import RandomizationError, RandomizationSpace
-from ..run_dir import (CHECKPOINTS, IDENTITY_KEYS, IN_PROCESS_LATEST, MANIFEST, resolve_checkpoint,
-                       snapshot_checkpoints)
+from ..run_dir import CHECKPOINTS, IDENTITY_KEYS, IN_PROCESS_LATEST, MANIFEST, resolve_checkpoint, snapshot_checkpoints
 from ..training.checkpoint import CheckpointError, load_checkpoint
 
 __all__ = ["CHECKPOINTS", "GRAPH_MANIFEST", "IN_PROCESS_LATEST", "TrainedPolicy", "load_policy", "read_policy_file",

@@ -2,7 +2,7 @@
 
 Output directory::
 
-    summary.md, summary.html        the page: outcome lines, runs, table of numbers, figures, sampler flags, how it was made
+    summary.md, summary.html        the page: outcome lines, runs, numbers, figures, sampler flags, how it was made
     outcome.txt                     one line per run: the final policy at the reference and across the sweep
     figures/<env>_<figure>.png|svg  generalization / heat maps, learning curves, training curves, sampling, sampler
     sweeps/<run>/                   each run's sweep (sweep.npz, sweep_points.csv, sweep_episodes.csv)
@@ -25,8 +25,14 @@ from .curves import Curve, checkpoint_curve, evaluation_curve, metric_column, tr
 from .degenerate import DegenerateRegion, applicable, degenerate_regions
 from .grids import default_settings, sweep_grid
 from .outcome import outcome_line
-from .plots import (generalization_figure, heatmap_figure, learning_curves_figure, sampler_dynamics_figure,
-                    sampling_histograms_figure, save_figure)
+from .plots import (
+    generalization_figure,
+    heatmap_figure,
+    learning_curves_figure,
+    sampler_dynamics_figure,
+    sampling_histograms_figure,
+    save_figure,
+)
 from .report_evaluations import EvaluationOptions, RunEvaluation, evaluate_runs, methods_of
 from .report_page import CAPTIONS, page_blocks
 from .run_data import RunData, find_runs, load_run, method_sort_key

@@ -82,7 +82,7 @@ class SweepResult:
         return directory
 
     @classmethod
-    def load(cls, directory: str | Path) -> "SweepResult":
+    def load(cls, directory: str | Path) -> SweepResult:
         path = Path(directory) / NPZ
         with np.load(path, allow_pickle=False) as data:
             meta = json.loads(str(data["meta"]))

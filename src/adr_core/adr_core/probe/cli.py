@@ -33,11 +33,16 @@ ADR) and --set KEY=VALUE, as for adr-train."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="adr-probe", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="example: adr-probe --policy adr_core.probe.controllers:lunar_lander_heuristic"
-                                            " --iterations 200 --out runs/probe_heuristic")
-    parser.add_argument("--policy", required=True, metavar="POLICY", help="checkpoint / run directory, or module:callable")
+    parser = argparse.ArgumentParser(
+        prog="adr-probe",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example: adr-probe --policy adr_core.probe.controllers:lunar_lander_heuristic"
+        " --iterations 200 --out runs/probe_heuristic",
+    )
+    parser.add_argument(
+        "--policy", required=True, metavar="POLICY", help="checkpoint / run directory, or module:callable"
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="output directory (must not hold a probe)")
     parser.add_argument("--config", metavar="YAML|NAME", default="lunar_lander_adr",
                         help="experiment whose env, sampler, discriminator and seed are used [lunar_lander_adr]")

@@ -17,7 +17,7 @@ class _ContinuousLander:
     continuous = True
 
     @property
-    def unwrapped(self) -> "_ContinuousLander":
+    def unwrapped(self) -> _ContinuousLander:
         return self
 
 

@@ -37,7 +37,6 @@ def probe_figure(out_dir: str | Path, windows: int = 20, bins: int = 24):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     import yaml
 
     from ..randomization import load_space

@@ -11,8 +11,9 @@ on ErgoReacher) maps every ``u`` to that point, and only that point back to ``u 
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import yaml
@@ -110,12 +111,12 @@ class RandomizationSpace:
         lo, hi = self._ranges[name]
         return lo.copy(), hi.copy()
 
-    def with_training_range(self, name: str) -> "RandomizationSpace":
+    def with_training_range(self, name: str) -> RandomizationSpace:
         """A copy whose training range is the named range (limits and other named ranges unchanged)."""
         lo, hi = self.range_box(name)
         dims = [
-            Dimension(d.name, d.default, float(l), float(h), d.unit, d.description)
-            for d, l, h in zip(self.dims, lo, hi)
+            Dimension(d.name, d.default, float(low), float(high), d.unit, d.description)
+            for d, low, high in zip(self.dims, lo, hi)
         ]
         others = {k: v for k, v in self._ranges.items() if k != TRAIN}
         return RandomizationSpace(self.env_id, dims, others, (self._limit_low, self._limit_high))
@@ -179,7 +180,9 @@ class RandomizationSpace:
         """Validated physical ``(d,)`` values as ``{name: float}`` (what envs report in ``info``)."""
         x = self.validate(values)
         if x.ndim != 1:
-            raise RandomizationError(f"{self.env_id}: as_dict needs one point of {self.ndim} values, got shape {x.shape}")
+            raise RandomizationError(
+                f"{self.env_id}: as_dict needs one point of {self.ndim} values, got shape {x.shape}"
+            )
         return {name: float(v) for name, v in zip(self._index, x)}
 
     # ---------------------------------------------------------- serialization
@@ -205,7 +208,7 @@ class RandomizationSpace:
         return {"env_id": self.env_id, "dimensions": dims, "ranges": ranges}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "RandomizationSpace":
+    def from_dict(cls, data: Mapping[str, Any]) -> RandomizationSpace:
         """Build from the YAML schema (see ``docs/environments.md``). Named ranges leave unlisted dims at default."""
         if not isinstance(data, Mapping) or "env_id" not in data or "dimensions" not in data:
             raise RandomizationError("a randomization space needs the keys 'env_id' and 'dimensions'")
@@ -222,10 +225,15 @@ class RandomizationSpace:
             where = f"{env_id}: dimension {name!r}"
             extra = set(entry) - {"name", "default", "unit", "description", "train", "limits"}
             if not name or "default" not in entry or "train" not in entry or extra:
-                raise RandomizationError(f"{where}: needs name, default, train (optional unit, description, limits); extra keys {sorted(extra)}")
+                raise RandomizationError(
+                    f"{where}: needs name, default, train (optional unit, description, limits); "
+                    f"extra keys {sorted(extra)}"
+                )
             default = float(entry["default"])
             low, high = parse_range(entry["train"], default, f"{where} train")
-            dims.append(Dimension(name, default, low, high, str(entry.get("unit", "")), str(entry.get("description", ""))))
+            dims.append(
+                Dimension(name, default, low, high, str(entry.get("unit", "")), str(entry.get("description", "")))
+            )
             limits.append(parse_range(entry["limits"], default, f"{where} limits") if "limits" in entry else None)
 
         by_name = {d.name: d for d in dims}
@@ -235,12 +243,16 @@ class RandomizationSpace:
                 raise RandomizationError(f"{env_id}: range {range_name!r} must map dimension names to ranges")
             unknown = set(per_dim) - set(by_name)
             if unknown:
-                raise RandomizationError(f"{env_id}: range {range_name!r} names unknown dimensions {sorted(unknown)}; known: {list(by_name)}")
+                raise RandomizationError(
+                    f"{env_id}: range {range_name!r} names unknown dimensions {sorted(unknown)}; known: {list(by_name)}"
+                )
             lo = np.array([d.default for d in dims])
             hi = lo.copy()
             for i, d in enumerate(dims):
                 if d.name in per_dim:
-                    lo[i], hi[i] = parse_range(per_dim[d.name], d.default, f"{env_id}: range {range_name!r} dimension {d.name!r}")
+                    lo[i], hi[i] = parse_range(
+                        per_dim[d.name], d.default, f"{env_id}: range {range_name!r} dimension {d.name!r}"
+                    )
             ranges[str(range_name)] = (lo, hi)
 
         space = cls(env_id, dims, ranges)
@@ -252,7 +264,7 @@ class RandomizationSpace:
         return space
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> "RandomizationSpace":
+    def from_yaml(cls, path: str | Path) -> RandomizationSpace:
         path = Path(path)
         try:
             data = yaml.safe_load(path.read_text())
@@ -277,7 +289,9 @@ class RandomizationSpace:
         try:
             x = np.array(values, dtype=np.float64)
         except (TypeError, ValueError):
-            raise RandomizationError(f"{self.env_id}: {what} must be numbers in the order {self.names}, got {values!r}") from None
+            raise RandomizationError(
+                f"{self.env_id}: {what} must be numbers in the order {self.names}, got {values!r}"
+            ) from None
         if x.ndim not in (1, 2) or x.shape[-1] != self.ndim:
             raise RandomizationError(
                 f"{self.env_id}: expected {self.ndim} {what} in the order {self.names} (shape (d,) or (n, d)), "
@@ -291,7 +305,9 @@ class RandomizationSpace:
             raise RandomizationError(f"{self.env_id}: unknown dimension(s) {unknown}; known: {self.names}")
         missing = [k for k in self._index if k not in values]
         if missing:
-            raise RandomizationError(f"{self.env_id}: missing value(s) for {missing}; every dimension of {self.names} is required")
+            raise RandomizationError(
+                f"{self.env_id}: missing value(s) for {missing}; every dimension of {self.names} is required"
+            )
         x = np.empty(self.ndim, dtype=np.float64)
         for name, i in self._index.items():
             try:

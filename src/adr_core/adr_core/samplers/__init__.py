@@ -1,4 +1,6 @@
-"""Samplers of environment parameters behind one interface (``base.Sampler``): ADR (SVPG), UDR, baseline, fixed range."""
+"""Samplers of environment parameters behind one interface (``base.Sampler``): ADR (SVPG), UDR, baseline, fixed
+range."""
+
 from __future__ import annotations
 
 from ..randomization import RandomizationSpace

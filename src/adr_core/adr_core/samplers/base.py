@@ -1,7 +1,7 @@
 """The one sampler interface shared by ADR (SVPG), UDR, baseline and fixed-range samplers.
 
     sampler.propose() -> (n, d) float64 points in the normalized coordinates of the randomization space
-    sampler.update(rewards)  -> metrics   rewards: (n,) in proposal order (only ``learns_from_rewards`` samplers use them)
+    sampler.update(rewards)  -> metrics   rewards: (n,) in proposal order (``learns_from_rewards`` samplers only)
     sampler.state_dict() / sampler.load_state_dict(state)
 
 ``propose`` and ``update`` alternate: every proposal batch is answered by one ``update`` call.
@@ -32,6 +32,10 @@ class Sampler(ABC):
 
     def update(self, rewards: np.ndarray) -> dict[str, float]:
         return {}
+
+    def particle_points(self) -> np.ndarray | None:
+        """(n, d) normalized points of the sampler's particles (ADR), None for samplers without particles."""
+        return None
 
     @abstractmethod
     def state_dict(self) -> dict[str, Any]: ...

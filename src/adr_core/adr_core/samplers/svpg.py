@@ -31,7 +31,9 @@ from .stein import stein_direction
 class SVPGConfig:
     num_particles: int | None = option(None, "SVPG particles N; null = the paper's choice: 10 for LunarLander, "
                                              "15 for the other environments.")
-    hidden_size: int = option(100, "Hidden units of both layers of each particle's actor and critic (paper: 100, tanh).")
+    hidden_size: int = option(
+        100, "Hidden units of both layers of each particle's actor and critic (paper: 100, tanh)."
+    )
     learning_rate: float = option(3e-4, "Adam learning rate of the particles (paper: 0.0003).")
     gamma: float = option(0.99, "Discount of the particles' A2C returns (paper: 0.99).")
     temperature: float = option(10.0, "SVPG temperature alpha of eq. (2) (paper: 10).")
@@ -102,6 +104,9 @@ class SVPGSampler(Sampler):
             self.steps_in_episode[ended] = 0
         self.pending = {"states": states, "actions": actions, "masks": masks, "last_states": self.states.clone()}
         return proposals.reshape(self.n * length, self.ndim).double().numpy()
+
+    def particle_points(self) -> np.ndarray:
+        return self.states.double().numpy().copy()
 
     # ------------------------------------------------------------------ update
     def update(self, rewards: np.ndarray) -> dict[str, float]:

@@ -9,8 +9,9 @@ import argparse
 import signal
 import sys
 import typing
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -122,11 +123,11 @@ class TrainConfig:
         return _plain(dataclasses.asdict(self))
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> "TrainConfig":
+    def from_dict(cls, data: Mapping[str, Any] | None) -> TrainConfig:
         return _build(cls, data or {}, "")
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> "TrainConfig":
+    def from_yaml(cls, path: str | Path) -> TrainConfig:
         path = Path(path)
         try:
             data = yaml.safe_load(path.read_text())
@@ -139,12 +140,12 @@ class TrainConfig:
     def to_yaml(self, path: str | Path) -> None:
         Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
 
-    def differences(self, other: "TrainConfig", ignore: tuple[str, ...] = ()) -> list[str]:
+    def differences(self, other: TrainConfig, ignore: tuple[str, ...] = ()) -> list[str]:
         """Dotted keys whose values differ (``ignore``: top-level keys to skip)."""
         a, b = _flatten(self.to_dict()), _flatten(other.to_dict())
         return [k for k in sorted(set(a) | set(b)) if k.split(".")[0] not in ignore and a.get(k) != b.get(k)]
 
-    def with_overrides(self, overrides: Mapping[str, Any]) -> "TrainConfig":
+    def with_overrides(self, overrides: Mapping[str, Any]) -> TrainConfig:
         """A copy with dotted keys replaced, e.g. ``{"agent.batch_size": 256}``; validated like YAML."""
         data = self.to_dict()
         for dotted, value in overrides.items():
@@ -200,7 +201,9 @@ def _build(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ConfigError(f"unknown config key(s) {[prefix + k for k in unknown]}; known: {sorted(prefix + n for n in names)}")
+        raise ConfigError(
+            f"unknown config key(s) {[prefix + k for k in unknown]}; known: {sorted(prefix + n for n in names)}"
+        )
     kwargs = {}
     for name, value in data.items():
         kind = hints[name]

@@ -13,16 +13,22 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import run_dir
 from ..agents import ActorPolicy, OffPolicyAgent, make_agent
 from ..discriminator import DiscriminatorRewarder
 from ..envs import make_env
-from .. import run_dir
 from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
 
 __all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "periodic_evaluation", "resolve_device"]
 from ..samplers import Sampler, make_sampler
-from .checkpoint import (CheckpointError, global_rng_state, load_checkpoint, require_keys, save_checkpoint,
-                         set_global_rng_state)
+from .checkpoint import (
+    CheckpointError,
+    global_rng_state,
+    load_checkpoint,
+    require_keys,
+    save_checkpoint,
+    set_global_rng_state,
+)
 from .config import ConfigError, TrainConfig
 from .run_log import RunLog
 from .seeding import component_seed

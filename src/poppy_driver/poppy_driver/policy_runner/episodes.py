@@ -83,7 +83,7 @@ class PolicyRunner:
             if goal is None:
                 self.state = goals.prompt
                 self._log(self.state)
-                goal = self.hold(self._start_targets(), lambda: goals.next_goal(index))
+                goal = self.hold(self._start_targets(), lambda i=index: goals.next_goal(i))
             on_goal(index, goal)
             summary = self.run_episode(index, goal, start_error)
             self.summaries.append(summary)
@@ -158,7 +158,7 @@ class PolicyRunner:
 
     # one episode ---------------------------------------------------------------------------------------------
     def run_episode(self, index: int, goal: Goal, start_error: float) -> EpisodeSummary:
-        task, settings, policy = self.task, self.settings, self.deployable.policy
+        task, policy = self.task, self.deployable.policy
         steps = self.deployable.episode_steps
         self.state = f"episode {index + 1}"
         goal_observed = goal.observed(task)

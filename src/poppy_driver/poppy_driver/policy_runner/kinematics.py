@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+
 from adr_core.envs.ergo_jr import JOINT_NAMES, ErgoJrSim
 
 from .task import DeployTask
