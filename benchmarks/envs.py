@@ -34,7 +34,7 @@ import mujoco  # noqa: E402
 import pybullet as pb  # noqa: E402
 from gymnasium.envs.box2d.lunar_lander import LunarLander  # noqa: E402
 
-from adr_core.envs import ENV_IDS, ergo_pusher, ergo_reacher, make_env, pusher3dof  # noqa: E402  # noqa: E402
+from adr_core.envs import ENV_IDS, ergo_pusher, ergo_reacher, make_env, pusher3dof  # noqa: E402
 
 CHUNK = 100  # steps per timed episode (the 100-step envs' episode length)
 RawLoop = Callable[[np.ndarray], None]  # engine calls for len(actions) steps

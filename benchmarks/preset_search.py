@@ -79,6 +79,23 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
             "updates": trainer.agent.updates_done, "curve": curve}
 
 
+def report(paths: list[Path], variants: dict[str, dict[str, Any]]) -> str:
+    """One row per (file, variant): per seed the landing point (steps, training s) and the final evaluation."""
+    lines = ["| round | variant | seeds | landed at (k steps / s) per seed | final return (solved) per seed | "
+             "steps, s per run |", "|---|---|---|---|---|---|"]
+    for path in paths:
+        runs = [json.loads(line) for line in path.read_text().splitlines() if line]
+        for name in dict.fromkeys(r["variant"] for r in runs):
+            group = sorted((r for r in runs if r["variant"] == name), key=lambda r: r["seed"])
+            landed = ", ".join(f"s{r['seed']}: {r['landed']['agent_steps'] // 1000}k / {r['landed']['train_s']:.0f}"
+                               if r["landed"] else f"s{r['seed']}: never" for r in group)
+            final = ", ".join(f"{r['final_return_mean']:.0f} ({100 * r['final_solved']:.0f}%)" for r in group)
+            budget = ", ".join(f"{r['agent_steps'] // 1000}k/{r['train_s']:.0f}" for r in group)
+            lines.append(f"| {path.stem} | {name} ({variants.get(name, {}).get('description', '?')}) | "
+                         f"{len(group)} | {landed} | {final} | {budget} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variants", nargs="+", help="variant names (default: all in the variants file)")
@@ -95,8 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="JSON lines, appended")
     parser.add_argument("--progress", type=Path, help="also append every evaluation point here as a JSON line")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--report", type=Path, nargs="+", metavar="JSONL",
+                        help="only print the Markdown table of these result files (every variant and seed)")
     args = parser.parse_args(argv)
     variants = load_variants(args.variants_file)
+    if args.report:
+        print(report(args.report, variants))
+        return 0
     if args.list:
         for name, v in variants.items():
             print(f"{name:24s} {v['description']}  {v['set']}")

@@ -20,7 +20,7 @@ else
 fi
 # The user-facing commands (adr_launch, adr_monitor, adr-train, adr-report, adr_viewer, ...) on PATH, as
 # `ros2 run` would find them.
-for _pkg in adr adr_core adr_viewer poppy_driver; do
+for _pkg in adr adr_core adr_deploy adr_viewer poppy_driver; do
     export PATH=$ADR_ROOT/ros2_ws/install/$_pkg/lib/$_pkg:$PATH
 done
 unset _pkg

@@ -17,12 +17,11 @@ setup(
     zip_safe=True,
     maintainer="ADR ROS 2 maintainers",
     maintainer_email="adr-ros2@example.org",
-    description="pypot driver for the Poppy Ergo Jr (Dynamixel XL-320, protocol 2.0) and the policy runner.",
+    description="pypot driver for the Poppy Ergo Jr (Dynamixel XL-320, protocol 2.0): no torch, no adr_core.",
     license="MIT",
     entry_points={
         "console_scripts": [
             "poppy_driver = poppy_driver.driver_node:main",
-            "policy_runner = poppy_driver.policy_runner_node:main",
         ],
     },
 )

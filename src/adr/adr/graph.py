@@ -226,7 +226,7 @@ def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
     # Either node exiting stops the graph: the runner when its episodes are done (or on a bad checkpoint),
     # the driver on a bad configuration.
     return [NodeSpec("poppy_driver", "poppy_driver", "poppy_driver", driver, required=True),
-            NodeSpec("poppy_driver", "policy_runner", "policy_runner", runner, required=True)]
+            NodeSpec("adr_deploy", "policy_runner", "policy_runner", runner, required=True)]
 
 
 GRAPHS: dict[str, Graph] = {

@@ -5,7 +5,7 @@ Topics:   joint_states (in), <driver>/commands (std_msgs/Float64MultiArray, out,
           ErgoPusher only), ~/goal (PointStamped, out: the goal as used), ~/episode_summary (std_msgs/String, out:
           one JSON object per episode), /diagnostics (in: the driver's compliance; out: the runner's state).
 Services used: <driver>/set_compliant, <driver>/go_to_rest.
-The episodes run in a worker thread (plain logic in poppy_driver.policy_runner); see docs/deploy_real.md.
+The episodes run in a worker thread (plain logic in adr_deploy.policy_runner); see docs/deploy_real.md.
 """
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ from .policy_runner.pacing import MonotonicClock
 from .policy_runner.results_file import ResultsFile
 from .policy_runner.summary import EpisodeSummary
 from .policy_runner.task import START_TOLERANCE_RAD
-from .policy_runner_driver_link import DriverLink
-from .policy_runner_messages import goal_point, runner_diagnostics
+from .driver_link import DriverLink
+from .messages import goal_point, runner_diagnostics
 
 GOAL_MODES = ("random", "clicked")
 SUMMARY_ACK_TIMEOUT_S = 2.0
