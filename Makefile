@@ -38,7 +38,7 @@ bench-setup: setup
 	@$(ENV) && pip install -q -r requirements/benchmarks.txt -c requirements/constraints.txt
 
 # Every speed benchmark of docs/benchmarks.md in turn; Markdown tables on stdout, JSON under runs/bench/. About an
-# hour on 2 idle cores (the reproduction grid is separate: benchmarks/reproduce.py, docs/reproduction.md).
+# hour on 2 idle cores (the reproduction grid is separate: experiments/reproduce.py, docs/reproduction.md).
 bench: bench-setup
 	@$(ENV) && mkdir -p runs/bench && \
 		python benchmarks/learner.py --threads 1 2 --json runs/bench/learner.json && \

@@ -7,7 +7,7 @@ in-process trainer (adr-train) and node graph, same networks, batch, update rati
     python benchmarks/vs_sb3.py --quick                # tiny networks: checks the benchmark, not the speed
 
 Runs, one after the other (each a fresh process, so they do not compete for the cores):
-  SB3 DDPG, SB3 TD3        benchmarks/sb3_uniform_dr.py: make_env + a wrapper drawing the main engine strength
+  SB3 DDPG, SB3 TD3        experiments/sb3_uniform_dr.py: make_env + a wrapper drawing the main engine strength
                            uniformly in [8, 20] at each reset; steps/s = steps / time inside learn()
   in-process udr, adr      adr-train (sampler udr / adr); steps/s = agent steps / summed iteration time
   graph <mode> x<n> udr    adr_launch train_sim.launch.py (graph.py's measurement, transport % included)
@@ -70,10 +70,13 @@ def our_overrides(args: argparse.Namespace) -> dict[str, object]:
 
 def sb3_result(args: argparse.Namespace, algorithm: str, work: Path) -> dict:
     out = work / f"sb3_{algorithm}.json"
-    command = [sys.executable, str(HERE / "sb3_uniform_dr.py"), "--algorithm", algorithm, "--steps", str(args.budget),
-               "--batch", str(args.batch), "--hidden", *map(str, args.hidden), "--learning-starts",
-               str(args.learning_starts), "--threads", str(args.threads), "--seed", str(args.seed), "--json", str(out)]
-    total_s = run(command, dict(os.environ), work / f"sb3_{algorithm}.log")
+    command = [sys.executable, "-m", "experiments.sb3_uniform_dr", "--algorithm", algorithm,
+               "--steps", str(args.budget), "--batch", str(args.batch), "--hidden", *map(str, args.hidden),
+               "--learning-starts", str(args.learning_starts), "--threads", str(args.threads), "--seed", str(args.seed),
+               "--json", str(out)]
+    root = str(HERE.parent)  # experiments/ is a package of the repository root
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p))
+    total_s = run(command, env, work / f"sb3_{algorithm}.log")
     result = json.loads(out.read_text())
     return {"name": f"SB3 {algorithm.upper()} + uniform DR", "kind": "sb3", "algorithm": algorithm,
             "steps": result["steps"], "steps_per_s": result["steps_per_s"], "total_s": total_s,

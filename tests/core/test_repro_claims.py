@@ -1,20 +1,16 @@
-"""The claim rules of benchmarks/repro_claims.py on hand-made report files, and the uniform-DR wrapper the SB3
+"""The claim rules of experiments/repro_claims.py on hand-made report files, and the uniform-DR wrapper the SB3
 comparison uses."""
 from __future__ import annotations
 
 import csv
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-from repro_claims import claims_markdown, load_scores, paper_claims  # noqa: E402
-from sb3_uniform_dr import UniformDomainRandomization  # noqa: E402
-
-from adr_core.envs import make_env  # noqa: E402
+from adr_core.envs import make_env
+from experiments.repro_claims import claims_markdown, load_scores, paper_claims
+from experiments.sb3_uniform_dr import UniformDomainRandomization
 
 ENV = "adr/LunarLander-v0"
 

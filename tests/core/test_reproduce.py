@@ -1,4 +1,4 @@
-"""benchmarks/reproduce.py on a tiny grid (2 methods x 1 seed, tiny networks, 200 agent steps): it runs the grid in
+"""experiments/reproduce.py on a tiny grid (2 methods x 1 seed, tiny networks, 200 agent steps): it runs the grid in
 parallel, resumes a run stopped after its first checkpoint, restarts one killed before any checkpoint, builds the
 report and the claims, and a further invocation does nothing."""
 from __future__ import annotations
@@ -6,15 +6,11 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-import reproduce  # noqa: E402
+from experiments import reproduce
 
 pytestmark = pytest.mark.skipif(
     shutil.which("adr-train") is None, reason="adr-train not on PATH (source scripts/env.sh)"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,14 +24,12 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from ros_processes import executable
 from std_msgs.msg import String
+from xl320_emulator import A_GOAL_POSITION, A_PRESENT_POSITION, Xl320Emulator, degrees_to_units
 
 from adr_core.envs.ergo_jr import JOINT_NAMES, ErgoJrSim
 from adr_core.envs.ergo_reacher import BASE_POSITION
 from adr_core.training.config import TrainConfig
 from adr_core.training.trainer import Trainer
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "poppy"))  # the emulator lives with the unit tests
-from xl320_emulator import A_GOAL_POSITION, A_PRESENT_POSITION, Xl320Emulator, degrees_to_units  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,6 @@ calls services and parameters, and reads /joint_states and /diagnostics the way 
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,9 +24,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "poppy"))  # the emulator lives with the unit tests
-from xl320_emulator import A_MOVING_SPEED, A_TORQUE_LIMIT, OVERLOAD, Xl320Emulator, degrees_to_units  # noqa: E402
+from xl320_emulator import A_MOVING_SPEED, A_TORQUE_LIMIT, OVERLOAD, Xl320Emulator, degrees_to_units
 
 pytestmark = pytest.mark.integration
 

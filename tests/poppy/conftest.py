@@ -1,22 +1,15 @@
 """Fixtures for the driver's tests without ROS: an emulated XL-320 bus on a pty and the arm on top of it."""
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from xl320_emulator import Xl320Emulator
 
-try:
-    import poppy_driver  # noqa: F401  (the colcon-installed package, from `source scripts/env.sh`)
-except ImportError:  # plain pytest without the workspace: the package's source is enough for these tests
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src" / "poppy_driver"))
-
-from xl320_emulator import Xl320Emulator  # noqa: E402
-
-from poppy_driver.arm import PoppyArm  # noqa: E402
-from poppy_driver.config import ArmConfig, load_config  # noqa: E402
-from poppy_driver.pypot_bus import Xl320Bus  # noqa: E402
+from poppy_driver.arm import PoppyArm
+from poppy_driver.config import ArmConfig, load_config
+from poppy_driver.pypot_bus import Xl320Bus
 
 # Distinct, non-zero start angles (motor frame, degrees) so that a wrong id, direction or unit shows.
 START_DEG = {1: 10.0, 2: -20.0, 3: 30.0, 4: -40.0, 5: 15.0, 6: -5.0}

@@ -1,11 +1,11 @@
 """Reproduction harness: an (env x method x seed) grid of training runs at a stated budget, in parallel, resumable;
 then the comparison report (adr-report) and a table of the paper's claims decided by stated rules.
 
-    python benchmarks/reproduce.py --budget 50000 --out runs/repro          # LunarLander, 4 methods x seeds 0 1 2
-    python benchmarks/reproduce.py --envs adr/LunarLander-v0 --methods adr udr baseline oracle --seeds 0 1 2 \\
+    python -m experiments.reproduce --budget 50000 --out runs/repro          # LunarLander, 4 methods x seeds 0 1 2
+    python -m experiments.reproduce --envs adr/LunarLander-v0 --methods adr udr baseline oracle --seeds 0 1 2 \\
         --budget 50000 --parallel 2 --out runs/repro
-    python benchmarks/reproduce.py ... --dry-run                            # the plan and the command of every run
-    python benchmarks/reproduce.py ... --backend graph --instances 1        # each run as the ROS 2 node graph
+    python -m experiments.reproduce ... --dry-run                            # the plan and the command of every run
+    python -m experiments.reproduce ... --backend graph --instances 1        # each run as the ROS 2 node graph
 
 Run the same command again to continue: finished runs (``DONE.json``, written once a trainer exits 0 at the budget)
 are skipped, unfinished ones resume from their last checkpoint (``adr-train --resume`` / ``resume:=true``), runs
@@ -31,9 +31,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import repro_grid as rg  # noqa: E402
+from experiments import repro_grid as rg
 
 DEFAULT_METHODS = ["adr", "udr", "baseline", "oracle"]
 GRID_STAMP = "grid.json"
@@ -165,7 +163,7 @@ def report_is_current(report_dir: Path, stamp: dict) -> bool:
 
 def build_report(args: argparse.Namespace, specs: list[rg.RunSpec]) -> bool:
     """adr-report over the grid's run directories, then the claims; skipped when nothing changed."""
-    from repro_claims import claims_data, claims_markdown
+    from experiments.repro_claims import claims_data, claims_markdown
 
     report_dir = args.out / "report"
     markers = {spec.name: rg.done_marker(rg.run_dir(args.out, spec)) for spec in specs}

@@ -1,6 +1,6 @@
 """stable-baselines3 DDPG or TD3 with uniform domain randomization on an adr/* env: the comparison run of vs_sb3.py.
 
-    python benchmarks/sb3_uniform_dr.py --algorithm ddpg --steps 5000 [--batch 1000] [--hidden 400 300] [--json out]
+    python -m experiments.sb3_uniform_dr --algorithm ddpg --steps 5000 [--batch 1000] [--hidden 400 300] [--json out]
 
 The env is this project's (``adr_core.envs.make_env``); a wrapper draws new physical parameters uniformly over the
 training range at every reset, as the ``udr`` sampler does. Hyperparameters match adr_core's agents: actor and
@@ -20,9 +20,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src" / "adr_core"))
-
-from adr_core.envs import make_env  # noqa: E402
+from adr_core.envs import make_env
 
 
 class UniformDomainRandomization(gym.Wrapper):
