@@ -6,11 +6,12 @@ ENV := source scripts/env.sh
 # Extra arguments, e.g. make train ARGS="--budget 50000"   make test ARGS="-k svpg"
 ARGS ?=
 
-.PHONY: setup train test test-core test-integration clean help bench-setup bench
+.PHONY: setup train test lint test-core test-integration clean help bench-setup bench
 
 help:
 	@echo "make train   - set up (first time) and run the main job: an ADR training run with results"
 	@echo "make test    - set up (first time) and run the whole test suite"
+	@echo "make lint    - ruff (lint, import order) over the repository and mypy (strict on adr_core)"
 	@echo "make setup   - only the set-up: .venv with pinned packages + colcon build of ros2_ws/"
 	@echo "make clean   - remove ros2_ws build products (keeps .venv)"
 	@echo "make bench-setup - add the benchmark-only packages (stable-baselines3) to .venv"
@@ -24,6 +25,9 @@ train: setup
 
 test: setup
 	@$(ENV) && python -m pytest $(ARGS)
+
+lint: setup
+	@$(ENV) && ruff check . && mypy
 
 test-core: setup
 	@$(ENV) && python -m pytest tests/core $(ARGS)

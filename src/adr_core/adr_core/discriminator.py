@@ -18,7 +18,7 @@ import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -65,11 +65,13 @@ class DiscriminatorNetwork(nn.Module):
         self.body = nn.Sequential(nn.Linear(input_dim, hidden_size), nn.Tanh(),
                                   nn.Linear(hidden_size, hidden_size), nn.Tanh(), nn.Linear(hidden_size, 1))
         with torch.no_grad():
-            self.body[-1].weight.mul_(0.1)
-            self.body[-1].bias.zero_()
+            output = cast(nn.Linear, self.body[-1])
+            output.weight.mul_(0.1)
+            output.bias.zero_()
 
     def forward(self, transitions: torch.Tensor) -> torch.Tensor:
-        return self.body(transitions).squeeze(-1)
+        logits: torch.Tensor = self.body(transitions).squeeze(-1)
+        return logits
 
 
 class DiscriminatorRewarder:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -29,6 +29,9 @@ from .discriminator import DiscriminatorRewarder
 from .randomization import RandomizationSpace
 from .rollout import Policy, Trajectory, rollout
 from .samplers import Sampler
+
+if TYPE_CHECKING:
+    from .envs.randomized import RandomizedEnvMixin
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ def roll_out(randomized_env: gym.Env, reference_env: gym.Env | None, policy: Pol
         return randomized, None
     if reference_env is None:
         raise ValueError("a reference rollout needs the reference env")
-    space = randomized_env.unwrapped.randomization_space
+    space = cast("RandomizedEnvMixin", randomized_env.unwrapped).randomization_space
     reference = rollout(reference_env, policy, params=space.reference(), params_normalized=space.reference_normalized(),
                         kind="reference", slot=slot, iteration=iteration, run_seed=settings.run_seed,
                         policy_version=policy_version, exploration_noise=settings.reference_noise,

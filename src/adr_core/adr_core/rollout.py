@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import gymnasium as gym
 import numpy as np
@@ -78,7 +78,8 @@ def rollout(env: gym.Env, policy: Policy, *, params: np.ndarray, params_normaliz
     if hasattr(unwrapped, "set_parameters"):
         unwrapped.set_parameters(np.asarray(params, dtype=np.float64))
     obs, info = env.reset(seed=reset_seed)
-    low, high = env.action_space.low, env.action_space.high
+    action_space = cast(gym.spaces.Box, env.action_space)  # every adr env acts in a Box
+    low, high = action_space.low, action_space.high
     obs_list, action_list, next_list, reward_list, terminated_list = [], [], [], [], []
     terminated = truncated = False
     while not (terminated or truncated):

@@ -66,7 +66,7 @@ def write_manifest(run_dir: str | Path, iteration: int, files: dict[str, str]) -
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:
     path = checkpoint_dir(run_dir) / MANIFEST
     try:
-        manifest = json.loads(path.read_text())
+        manifest: dict[str, Any] = json.loads(path.read_text())
         int(manifest["iteration"]), dict(manifest["files"])
     except FileNotFoundError:
         raise CheckpointError(f"nothing to resume: {path} does not exist") from None

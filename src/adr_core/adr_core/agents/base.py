@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
@@ -28,7 +29,7 @@ from .optim import FusedAdam
 from .replay_buffer import Batch, ReplayBuffer, nstep_transitions
 
 
-def make_adam(params: list[nn.Parameter], lr: float) -> FusedAdam:
+def make_adam(params: Iterable[torch.Tensor], lr: float) -> FusedAdam:
     # fused: one kernel for the whole step, stepped with the gradients directly (agents/optim.py)
     return FusedAdam(params, lr=lr)
 
@@ -42,6 +43,7 @@ def frozen_copy(module: nn.Module) -> nn.Module:
 class OffPolicyAgent(ABC):
     algorithm: str = ""
     gaussian_actor: bool = False  # SAC: the actor has a log-std head and exploring rollouts sample it
+    critic_optimizer: FusedAdam  # created by ``_build_critics``
 
     def __init__(self, obs_dim: int, act_dim: int, config: AgentConfig, seed: int,
                  device: torch.device | str = "cpu") -> None:
@@ -87,7 +89,8 @@ class OffPolicyAgent(ABC):
     @torch.no_grad()
     def act(self, obs: np.ndarray) -> np.ndarray:
         x = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self.device)
-        return self.actor(x).cpu().numpy()
+        action: np.ndarray = self.actor(x).cpu().numpy()
+        return action
 
     def actor_state_dict(self) -> dict[str, torch.Tensor]:
         return {k: v.detach().to("cpu", torch.float32).clone() for k, v in self.actor.state_dict().items()}

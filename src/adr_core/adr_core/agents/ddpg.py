@@ -26,8 +26,8 @@ class DDPG(OffPolicyAgent):
         self.critic = Critic(self.obs_dim, self.act_dim, self.config.hidden_sizes).to(self.device)
         self.critic_target = frozen_copy(self.critic)
         self.critic_optimizer = make_adam(list(self.critic.parameters()), self.config.critic_lr)
-        self._online_params = list(self.actor.parameters()) + list(self.critic.parameters())
-        self._target_params = list(self.actor_target.parameters()) + list(self.critic_target.parameters())
+        self._online_params: list[torch.Tensor] = [*self.actor.parameters(), *self.critic.parameters()]
+        self._target_params: list[torch.Tensor] = [*self.actor_target.parameters(), *self.critic_target.parameters()]
 
     def _gradient_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         tau = self.config.tau

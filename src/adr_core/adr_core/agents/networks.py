@@ -10,7 +10,8 @@ rollouts (``ActorPolicy.explore``) sample ``tanh(mean + std * eps)`` from it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 import numpy as np
 import torch
@@ -99,7 +100,8 @@ class Critic(nn.Module):
         x = torch.cat([obs, action], dim=-1)
         for layer in self.layers[:-1]:
             x = F.relu(layer(x))
-        return self.layers[-1](x)
+        q: torch.Tensor = self.layers[-1](x)
+        return q
 
 
 class ActorStateError(ValueError):
@@ -137,9 +139,10 @@ class ActorPolicy:
     def __init__(self, actor: Actor) -> None:
         self.actor = actor.eval()
         layers = [(layer.weight.detach().to("cpu", torch.float32).numpy().T.copy(),
-                   layer.bias.detach().to("cpu", torch.float32).numpy().copy()) for layer in actor.layers]
+                   layer.bias.detach().to("cpu", torch.float32).numpy().copy())
+                  for layer in cast("Iterable[nn.Linear]", actor.layers)]
         self._hidden, self._mean = layers[:-1], layers[-1]
-        self._log_std = None
+        self._log_std: tuple[np.ndarray, np.ndarray] | None = None
         if actor.gaussian:
             self._log_std = (actor.log_std.weight.detach().to("cpu", torch.float32).numpy().T.copy(),
                              actor.log_std.bias.detach().to("cpu", torch.float32).numpy().copy())
@@ -162,7 +165,8 @@ class ActorPolicy:
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         weight, bias = self._mean
-        return np.tanh(self._features(obs) @ weight + bias)
+        action: np.ndarray = np.tanh(self._features(obs) @ weight + bias)
+        return action
 
     def explore(self, obs: np.ndarray, rng: np.random.Generator, scale: float) -> np.ndarray:
         """An exploring action (float64; the caller clips it to the action space).
@@ -177,4 +181,5 @@ class ActorPolicy:
         mean = (h @ self._mean[0] + self._mean[1]).astype(np.float64)
         log_std = np.tanh((h @ self._log_std[0] + self._log_std[1]).astype(np.float64))
         log_std = LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (log_std + 1.0)
-        return np.tanh(mean + scale * np.exp(log_std) * rng.normal(0.0, 1.0, size=mean.shape))
+        sample: np.ndarray = np.tanh(mean + scale * np.exp(log_std) * rng.normal(0.0, 1.0, size=mean.shape))
+        return sample

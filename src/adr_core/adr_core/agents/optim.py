@@ -14,9 +14,9 @@ import torch
 
 
 class FusedAdam:
-    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float, betas: tuple[float, float] = (0.9, 0.999),
+    def __init__(self, params: Iterable[torch.Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8) -> None:
-        self.params = list(params)
+        self.params: list[torch.Tensor] = list(params)
         self.optimizer = torch.optim.Adam(self.params, lr=lr, betas=betas, eps=eps, fused=True)
         for p in self.params:  # the state torch.optim.Adam(fused=True) creates at its first step
             self.optimizer.state[p] = {"step": torch.zeros((), dtype=torch.float32, device=p.device),

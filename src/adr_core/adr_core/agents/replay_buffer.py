@@ -10,6 +10,7 @@ summed, so every agent's TD target is ``reward + discount * Q'(next_obs, .)``, w
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -93,11 +94,11 @@ class ReplayBuffer:
         rows = self.storage.index_select(0, index)
         return Batch(**{name: rows[:, cols] for name, cols in self._slices.items()})
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         return {"storage": self.storage[:self.size].cpu().clone(), "position": self.position, "size": self.size,
                 "capacity": self.capacity, "row_width": self.row_width, "format": ROW_FORMAT}
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("format") != ROW_FORMAT:
             raise ValueError(f"replay buffer rows of format {state.get('format', 1)} (a checkpoint of an older "
                              f"version, whose rows held not_done instead of the bootstrap discount); this version "

@@ -38,8 +38,8 @@ class SAC(OffPolicyAgent):
         self.log_alpha = torch.tensor([math.log(self.config.sac_initial_alpha)], device=self.device,
                                       requires_grad=True)
         self.alpha_optimizer = make_adam([self.log_alpha], self.config.critic_lr)
-        self._critic_params = list(self.critic.parameters())
-        self._critic_target_params = list(self.critic_target.parameters())
+        self._critic_params: list[torch.Tensor] = list(self.critic.parameters())
+        self._critic_target_params: list[torch.Tensor] = list(self.critic_target.parameters())
 
     def _sample(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Reparameterized action in (-1, 1) and its log-probability (B, 1), noise from the agent's generator."""

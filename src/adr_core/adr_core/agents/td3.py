@@ -29,9 +29,9 @@ class TD3(OffPolicyAgent):
         self.critic1_target, self.critic2_target = frozen_copy(self.critic1), frozen_copy(self.critic2)
         critic_params = list(self.critic1.parameters()) + list(self.critic2.parameters())
         self.critic_optimizer = make_adam(critic_params, self.config.critic_lr)
-        self._online_params = list(self.actor.parameters()) + critic_params
-        self._target_params = (list(self.actor_target.parameters()) + list(self.critic1_target.parameters())
-                               + list(self.critic2_target.parameters()))
+        self._online_params: list[torch.Tensor] = [*self.actor.parameters(), *critic_params]
+        self._target_params: list[torch.Tensor] = [*self.actor_target.parameters(), *self.critic1_target.parameters(),
+                                                   *self.critic2_target.parameters()]
 
     def _gradient_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
         cfg = self.config

@@ -5,11 +5,13 @@ Every env's ``unwrapped`` has ``randomization_space``, ``set_parameters``, ``par
 """
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium
 
 from ..randomization import RandomizationError
 
-_SPECS: dict[str, dict] = {
+_SPECS: dict[str, dict[str, Any]] = {
     "adr/LunarLander-v0": dict(
         entry_point="adr_core.envs.lunar_lander:RandomizedLunarLander", max_episode_steps=1000, reward_threshold=200.0
     ),
@@ -25,7 +27,7 @@ for _env_id, _spec in _SPECS.items():
         gymnasium.register(id=_env_id, **_spec)
 
 
-def make_env(env_id: str, **kwargs) -> gymnasium.Env:
+def make_env(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
     """``gymnasium.make`` of one of ``ENV_IDS`` (TimeLimit applied; the passive env checker off unless asked)."""
     if env_id not in ENV_IDS:
         raise RandomizationError(f"unknown env id {env_id!r}; known: {list(ENV_IDS)}")

@@ -8,6 +8,7 @@ softer servo. ``max_torque`` caps the torque: lower -> the joint can lift less a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pybullet as pb
@@ -48,7 +49,7 @@ class ErgoJrSim:
     def joint(self, name: str) -> int:
         return self.joint_indices[JOINT_NAMES.index(name)]
 
-    def set_joint_angles(self, joints: Sequence[int], angles: Sequence[float]) -> None:
+    def set_joint_angles(self, joints: Sequence[int], angles: Sequence[float] | np.ndarray) -> None:
         for j, q in zip(joints, angles):
             pb.resetJointState(self.robot, j, float(q), 0.0, physicsClientId=self.client)
 
@@ -63,7 +64,7 @@ class ErgoJrSim:
             positionGains=gains, velocityGains=_VELOCITY_GAINS[:n], forces=max_torques, physicsClientId=self.client,
         )
 
-    def scaled_targets(self, action, scale: float) -> list[float]:
+    def scaled_targets(self, action: np.ndarray, scale: float) -> list[float]:
         """``clip(action, -1, 1) * scale`` as a list, in plain Python (faster than numpy for 4 values)."""
         return [(-scale if x < -1.0 else scale if x > 1.0 else x * scale) for x in action.tolist()]
 
@@ -86,26 +87,28 @@ class ErgoJrSim:
         """Tip position (m) of the current joint angles. Forward kinematics is recomputed (+0.3 us): PyBullet's
         cached link transforms lag one physics step behind, and after ``resetJointState`` they (and the collision
         and render transforms, which this call also updates) still show the old pose."""
-        return pb.getLinkState(self.robot, self.end_effector, computeForwardKinematics=True,
-                               physicsClientId=self.client)[4]
+        position: tuple[float, float, float] = pb.getLinkState(self.robot, self.end_effector,
+                                                               computeForwardKinematics=True,
+                                                               physicsClientId=self.client)[4]
+        return position
 
     def add_marker(self, radius: float, rgba: Sequence[float]) -> int:
         """A visual-only sphere (no collision, no mass) used to show goals."""
         shape = pb.createVisualShape(pb.GEOM_SPHERE, radius=radius, rgbaColor=list(rgba), physicsClientId=self.client)
-        return pb.createMultiBody(baseMass=0.0, baseVisualShapeIndex=shape, physicsClientId=self.client)
+        return int(pb.createMultiBody(baseMass=0.0, baseVisualShapeIndex=shape, physicsClientId=self.client))
 
     def add_floor(self, half_size: float = 0.4, rgba: Sequence[float] = (0.78, 0.8, 0.84, 1.0)) -> int:
         """A visual-only floor tile at z = 0 (only for pictures; nothing collides with it)."""
         shape = pb.createVisualShape(pb.GEOM_BOX, halfExtents=[half_size, half_size, 0.002], rgbaColor=list(rgba),
                                      physicsClientId=self.client)
-        return pb.createMultiBody(baseMass=0.0, baseVisualShapeIndex=shape, basePosition=[0.0, 0.0, -0.002],
-                                  physicsClientId=self.client)
+        return int(pb.createMultiBody(baseMass=0.0, baseVisualShapeIndex=shape, basePosition=[0.0, 0.0, -0.002],
+                                      physicsClientId=self.client))
 
-    def move_marker(self, marker: int, position: Sequence[float]) -> None:
+    def move_marker(self, marker: int, position: Sequence[float] | np.ndarray) -> None:
         pb.resetBasePositionAndOrientation(marker, list(position), [0.0, 0.0, 0.0, 1.0], physicsClientId=self.client)
 
     def save(self) -> int:
-        return pb.saveState(physicsClientId=self.client)
+        return int(pb.saveState(physicsClientId=self.client))
 
     def restore(self, state_id: int) -> None:
         pb.restoreState(stateId=state_id, physicsClientId=self.client)
@@ -153,7 +156,7 @@ class ErgoArmEnv:
     def tip_position(self) -> np.ndarray:
         return np.array(self.sim.end_effector_position())
 
-    def is_solved(self, episode_return: float, info: dict) -> bool:
+    def is_solved(self, episode_return: float, info: dict[str, Any]) -> bool:
         return float(info["final_distance"]) < SOLVED_DISTANCE
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ in its 2 m arena). Servos use the default gains/torques of config/spaces/ErgoRea
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -26,6 +27,7 @@ from gymnasium import spaces
 
 from ..randomization import RandomizationSpace, load_space
 from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv, ErgoJrSim
+from .ergo_jr import SOLVED_DISTANCE as SOLVED_DISTANCE  # each env module names its solved threshold
 from .randomized import RandomizedEnvMixin
 
 ENV_ID = "adr/ErgoPusher-v0"
@@ -92,7 +94,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         visual = pb.createVisualShape(
             pb.GEOM_BOX, halfExtents=half, rgbaColor=[0.76, 0.64, 0.5, 1.0], physicsClientId=cid
         )
-        return pb.createMultiBody(0.0, collision, visual, basePosition=[0.0, 0.0, -0.01], physicsClientId=cid)
+        return int(pb.createMultiBody(0.0, collision, visual, basePosition=[0.0, 0.0, -0.01], physicsClientId=cid))
 
     @staticmethod
     def _add_puck(cid: int) -> int:
@@ -111,7 +113,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         for j in (0, 1):
             pb.changeDynamics(puck, j, jointLowerLimit=-PUCK_TRAVEL, jointUpperLimit=PUCK_TRAVEL,
                               linearDamping=0.0, angularDamping=0.0, physicsClientId=cid)
-        return puck
+        return int(puck)
 
     def _apply_parameters(self, values: np.ndarray) -> None:
         cid = self.sim.client
@@ -123,7 +125,9 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         pb.setJointMotorControlArray(self._puck, [0, 1], pb.VELOCITY_CONTROL, targetVelocities=[0.0, 0.0],
                                      forces=[self._puck_friction] * 2, physicsClientId=self.sim.client)
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         parameters = self._begin_episode_parameters()
         super().reset(seed=seed)
         sim, rng = self.sim, self.np_random
@@ -153,7 +157,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         radius, angle = rng.uniform(*ring), rng.uniform(-bearing, bearing)
         return np.array([radius * math.sin(angle), -radius * math.cos(angle)])
 
-    def step(self, action):
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         targets = self.sim.scaled_targets(action, ACTION_SCALE)
         self.sim.command(self._actuated, targets, self._gains, self._max_torques)
         self.sim.step(FRAME_SKIP)
@@ -187,7 +191,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
     def goal_position(self) -> np.ndarray:
         return self._goal[:2].copy()
 
-    def render(self):
+    def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
             return None
         return self.sim.render(*self._render_size, target=(0.0, -0.06, 0.03), distance=0.42, yaw=60.0, pitch=-35.0)

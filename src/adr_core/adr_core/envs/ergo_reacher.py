@@ -15,6 +15,7 @@ Solved: final distance < 0.025 m. Randomized (per actuated motor): servo gain an
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -22,6 +23,7 @@ from gymnasium import spaces
 
 from ..randomization import RandomizationSpace
 from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv, ErgoJrSim
+from .ergo_jr import SOLVED_DISTANCE as SOLVED_DISTANCE  # each env module names its solved threshold
 from .randomized import RandomizedEnvMixin
 
 ENV_ID = "adr/ErgoReacher-v0"
@@ -67,7 +69,9 @@ class ErgoReacherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         self._gains = [self._param(values, name) for name in GAINS]
         self._max_torques = [self._param(values, name) for name in MAX_TORQUES]
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         parameters = self._begin_episode_parameters()
         super().reset(seed=seed)
         sim, rng = self.sim, self.np_random
@@ -83,7 +87,7 @@ class ErgoReacherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         distance = math.dist(sim.end_effector_position(), self._goal)
         return self._observation(), {"parameters": parameters, "distance": distance, "final_distance": distance}
 
-    def step(self, action):
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         targets = self.sim.scaled_targets(action, ACTION_SCALE)
         self.sim.command(self._actuated, targets, self._gains, self._max_torques)
         self.sim.step(FRAME_SKIP)
@@ -111,7 +115,7 @@ class ErgoReacherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
     def goal_position(self) -> np.ndarray:
         return self._goal.copy()
 
-    def render(self):
+    def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
             return None
         return self.sim.render(*self._render_size, target=(0.0, 0.0, 0.15), distance=0.62, yaw=90.0, pitch=-12.0)

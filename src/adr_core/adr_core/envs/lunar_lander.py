@@ -13,7 +13,7 @@ global lookup in another dict); the only cost is one dict copy per instance.
 from __future__ import annotations
 
 import types
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium.envs.box2d import lunar_lander as stock
@@ -45,18 +45,20 @@ class RandomizedLunarLander(RandomizedEnvMixin, stock.LunarLander):
     def _apply_parameters(self, values: np.ndarray) -> None:
         self._engine_globals["MAIN_ENGINE_POWER"] = self._param(values, MAIN_ENGINE_POWER)
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         parameters = self._begin_episode_parameters()
         obs, info = super().reset(seed=seed, options=options)
         info["parameters"] = parameters
         return obs, info
 
-    def step(self, action):
-        return self._stock_step(self, action)
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        return cast("tuple[np.ndarray, float, bool, bool, dict[str, Any]]", self._stock_step(self, action))
 
     @property
     def main_engine_power(self) -> float:
         return float(self._engine_globals["MAIN_ENGINE_POWER"])
 
-    def is_solved(self, episode_return: float, info: dict) -> bool:
+    def is_solved(self, episode_return: float, info: dict[str, Any]) -> bool:
         return float(episode_return) > SOLVED_RETURN

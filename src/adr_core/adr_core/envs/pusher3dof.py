@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
+from typing import Any
 
 if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
     os.environ["MUJOCO_GL"] = "egl"  # headless rendering; must be chosen before mujoco is imported
@@ -54,13 +56,15 @@ class Pusher3DOFEnv(RandomizedEnvMixin, gym.Env):
         self._renderer: mujoco.Renderer | None = None
         self.model = mujoco.MjModel.from_xml_path(str(PUSHER3DOF_MJCF))
         self.data = mujoco.MjData(self.model)
-        joint = lambda name: mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, name)  # noqa: E731
+        joint: Callable[[str], int] = (  # noqa: E731
+            lambda name: mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        )
         self._puck_dofs = np.array([self.model.jnt_dofadr[joint("puck_x")], self.model.jnt_dofadr[joint("puck_y")]])
         self._puck_qpos = int(self.model.jnt_qposadr[joint("puck_x")])
         self._tip = self.data.site("tip").xpos
         goal_body = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, "goal")
-        self._goal = self.data.mocap_pos[self.model.body_mocapid[goal_body]]
-        self._puck = self.data.qpos[self._puck_qpos:self._puck_qpos + 2]
+        self._goal: np.ndarray = self.data.mocap_pos[self.model.body_mocapid[goal_body]]
+        self._puck: np.ndarray = self.data.qpos[self._puck_qpos:self._puck_qpos + 2]
         self._puck_vel = self.data.qvel[self._puck_dofs[0]:self._puck_dofs[0] + 2]
         self._ctrl = self.data.ctrl
         # views into MjData (fixed memory): the observation is one concatenate of them
@@ -75,7 +79,9 @@ class Pusher3DOFEnv(RandomizedEnvMixin, gym.Env):
         self.model.dof_frictionloss[self._puck_dofs] = self._param(values, FRICTIONLOSS)
         self.model.dof_damping[self._puck_dofs] = self._param(values, DAMPING)
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         parameters = self._begin_episode_parameters()
         super().reset(seed=seed)
         rng = self.np_random
@@ -91,7 +97,7 @@ class Pusher3DOFEnv(RandomizedEnvMixin, gym.Env):
         distance = self._distance()
         return self._observation(), {"parameters": parameters, "distance": distance, "final_distance": distance}
 
-    def step(self, action):
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         # MuJoCo clamps ctrl to ctrlrange [-1, 1] itself (ctrllimited), so no np.clip here; the cost uses the
         # clamped values too
         ctrl = self._ctrl
@@ -118,16 +124,17 @@ class Pusher3DOFEnv(RandomizedEnvMixin, gym.Env):
     def goal_position(self) -> np.ndarray:
         return self._goal[:2].copy()
 
-    def is_solved(self, episode_return: float, info: dict) -> bool:
+    def is_solved(self, episode_return: float, info: dict[str, Any]) -> bool:
         return float(info["final_distance"]) < SOLVED_DISTANCE
 
-    def render(self):
+    def render(self) -> np.ndarray | None:
         if self.render_mode != "rgb_array":
             return None
         if self._renderer is None:
             self._renderer = mujoco.Renderer(self.model, *self._render_size)
         self._renderer.update_scene(self.data, camera="top")
-        return self._renderer.render()
+        frame: np.ndarray = self._renderer.render()
+        return frame
 
     def close(self) -> None:
         if self._renderer is not None:

@@ -10,29 +10,31 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from gymnasium.envs.box2d.lunar_lander import heuristic
 from PIL import Image, ImageDraw
 
 from . import make_env
+from .randomized import RandomizedEnvMixin
 
 Policy = Callable[[object, np.ndarray, int], np.ndarray]
 
 
-def lander_policy(env, obs: np.ndarray, t: int) -> np.ndarray:
-    return np.asarray(heuristic(env, obs), dtype=np.float32)
+def lander_policy(env: object, obs: np.ndarray, t: int) -> np.ndarray:
+    return np.asarray(heuristic(env, obs), dtype=np.float32)  # type: ignore[no-untyped-call]
 
 
-def pusher_policy(env, obs: np.ndarray, t: int) -> np.ndarray:
+def pusher_policy(env: object, obs: np.ndarray, t: int) -> np.ndarray:
     return np.array([0.6 if t < 25 else 0.0, 0.0, 0.0], dtype=np.float32)
 
 
-def reacher_policy(env, obs: np.ndarray, t: int) -> np.ndarray:
+def reacher_policy(env: object, obs: np.ndarray, t: int) -> np.ndarray:
     return np.array([0.9, 0.3, 0.3, 0.0], dtype=np.float32)
 
 
-def ergo_pusher_policy(env, obs: np.ndarray, t: int) -> np.ndarray:
+def ergo_pusher_policy(env: object, obs: np.ndarray, t: int) -> np.ndarray:
     yaw = 0.8 if t <= 30 else 0.8 - 1.2 * min(t - 30, 40) / 40
     return np.array([yaw, -0.8, -0.13, -0.2], dtype=np.float32)
 
@@ -78,13 +80,13 @@ def rollout_frames(
     env_id: str, parameters: np.ndarray, seed: int, policy: Policy, shown: tuple[int, ...]
 ) -> list[np.ndarray]:
     env = make_env(env_id, render_mode="rgb_array")
-    env.unwrapped.set_parameters(parameters)
+    cast(RandomizedEnvMixin, env.unwrapped).set_parameters(parameters)
     obs, _ = env.reset(seed=seed)
-    frames = [env.render()] if 0 in shown else []
+    frames = [cast(np.ndarray, env.render())] if 0 in shown else []
     for t in range(1, max(shown) + 1):
         obs, _, terminated, truncated, _ = env.step(policy(env.unwrapped, obs, t - 1))
         if t in shown or terminated or truncated:
-            frames.append(env.render())
+            frames.append(cast(np.ndarray, env.render()))
         if terminated or truncated:
             break
     env.close()
@@ -107,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path((argv or sys.argv[1:] or ["docs/figures/envs"])[0])
     out.mkdir(parents=True, exist_ok=True)
     for env_id, (stem, seed, policy, shown, extreme_label, extreme) in SCENES.items():
-        space = make_env(env_id).unwrapped.randomization_space
+        space = cast(RandomizedEnvMixin, make_env(env_id).unwrapped).randomization_space
         default = space.reference()
         extreme_values = (
             space.range_box("hard")[0]

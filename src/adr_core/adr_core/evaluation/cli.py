@@ -8,14 +8,15 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 from ..randomization import RandomizationError
 from ..training.checkpoint import CheckpointError
-from .grids import DEFAULT_POINTS, default_settings, sweep_grid
+from .grids import DEFAULT_POINTS, GridKind, default_settings, sweep_grid
 from .policies import CHECKPOINTS, load_policy, resolve_checkpoint
 from .report_evaluations import RUN_SWEEP_DIR, EvaluationOptions
 from .run_data import RunDataError
-from .settings import SCORE_FIELDS, evaluate
+from .settings import SCORE_FIELDS, SettingScore, evaluate
 from .sweep import DEFAULT_EPISODES, DEFAULT_SEEDS, sweep
 
 SETTINGS_CSV = "settings.csv"
@@ -67,8 +68,8 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
                         help="worker processes (1 torch thread each); 1 = this process [number of CPUs]")
 
 
-def _kind(value: str) -> str | None:
-    return None if value == "auto" else value
+def _kind(value: str) -> GridKind | None:
+    return None if value == "auto" else cast(GridKind, value)  # argparse's choices: per_dimension or grid_2d
 
 
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
@@ -146,7 +147,7 @@ def _run_dir_of(checkpoint: Path) -> Path:
     return checkpoint.parent.parent if checkpoint.parent.name == CHECKPOINTS else checkpoint.parent
 
 
-def _write_settings(path: Path, scores: dict) -> None:
+def _write_settings(path: Path, scores: dict[str, SettingScore]) -> None:
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["setting", "points", "episodes", *SCORE_FIELDS])

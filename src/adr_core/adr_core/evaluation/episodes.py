@@ -11,11 +11,20 @@ import multiprocessing
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
+if TYPE_CHECKING:
+    import gymnasium
+    from gymnasium.spaces import Box
+
+    from ..agents.networks import ActorPolicy
+    from ..envs.randomized import RandomizedEnvMixin
+    from ..rollout import Policy
+
 EVALUATION_ITERATION = 2**31 - 1  # the rollout stream of evaluation episodes (no training run gets this far)
-EVALUATION_KIND = "reference"
+EVALUATION_KIND: Literal["reference"] = "reference"
 
 
 @dataclass(frozen=True)
@@ -51,14 +60,14 @@ class EpisodeRunner:
 
     def __init__(self, specs: Mapping[str, PolicySpec]) -> None:
         self.specs = dict(specs)
-        self._policies: dict[str, object] = {}
-        self._envs: dict[tuple[str, int | None], object] = {}
+        self._policies: dict[str, Policy] = {}
+        self._envs: dict[tuple[str, int | None], gymnasium.Env[Any, Any]] = {}
 
     def run(self, job: EpisodeJob) -> EpisodeOutcomes:
         from ..rollout import rollout
 
         policy, env = self._policy(job.policy), self._env(job.policy)
-        space = env.unwrapped.randomization_space
+        space = cast("RandomizedEnvMixin", env.unwrapped).randomization_space
         point = np.asarray(job.point, dtype=np.float64)
         normalized = space.to_normalized(point)
         trajectories = [rollout(env, policy, params=point, params_normalized=normalized, kind=EVALUATION_KIND,
@@ -77,7 +86,7 @@ class EpisodeRunner:
             env.close()
         self._envs.clear()
 
-    def _policy(self, key: str):
+    def _policy(self, key: str) -> Policy:
         if key not in self._policies:
             spec = self.specs[key]
             if spec.callable_path:
@@ -95,7 +104,7 @@ class EpisodeRunner:
             self._policies[key] = ActorPolicy.from_state_dict(weights)
         return self._policies[key]
 
-    def _env(self, key: str):
+    def _env(self, key: str) -> gymnasium.Env[Any, Any]:
         from ..training.checkpoint import CheckpointError
 
         spec = self.specs[key]
@@ -108,8 +117,9 @@ class EpisodeRunner:
         env = self._envs[cache_key]
         if spec.callable_path:  # checked by the probe before it asks for episodes (probe.policies.check_policy)
             return env
-        actor = self._policy(key).actor
-        dims = (int(np.prod(env.observation_space.shape)), int(np.prod(env.action_space.shape)))
+        actor = cast("ActorPolicy", self._policy(key)).actor  # a checkpoint's policy (no callable_path)
+        observation_space, action_space = cast("Box", env.observation_space), cast("Box", env.action_space)
+        dims = (int(np.prod(observation_space.shape)), int(np.prod(action_space.shape)))
         if dims != (actor.obs_dim, actor.act_dim):
             raise CheckpointError(f"policy {key!r} maps {actor.obs_dim} -> {actor.act_dim} values, {spec.env_id} has "
                                   f"{dims[0]} observations and {dims[1]} actions")

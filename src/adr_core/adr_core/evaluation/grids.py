@@ -82,13 +82,13 @@ def setting_points(space: RandomizationSpace, name: str, per_dim: int = 3) -> np
         points = np.tile(centre, (per_dim ** len(varying), 1))
         points[:, varying] = np.array(list(itertools.product(*values)))
         return space.validate(points)
-    points = [centre]
+    edge_points = [centre]
     for d in varying:
         for edge in (low[d], high[d]):
             point = centre.copy()
             point[d] = edge
-            points.append(point)
-    return space.validate(np.array(points))
+            edge_points.append(point)
+    return space.validate(np.array(edge_points))
 
 
 def default_settings(space: RandomizationSpace) -> tuple[str, ...]:

@@ -53,7 +53,7 @@ class PeriodicEvaluation:
         return iteration > 0 and iteration % self.every == 0
 
     def maybe_run(self, iteration: int, agent_steps: int, actor_weights: Mapping[str, torch.Tensor],
-                  wall_time_s: float = float("nan")) -> dict | None:
+                  wall_time_s: float = float("nan")) -> dict[str, float] | None:
         due = self.due(iteration, agent_steps)
         self._last_steps = int(agent_steps)
         return self.run(iteration, agent_steps, actor_weights, wall_time_s) if due else None

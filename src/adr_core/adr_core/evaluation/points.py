@@ -48,7 +48,8 @@ def evaluate_points(specs: Mapping[str, PolicySpec], requests: Sequence[PointsRe
                              f"seeds {request.seeds}")
         if request.policy not in specs:
             raise KeyError(f"no policy {request.policy!r}; known: {sorted(specs)}")
-    all_jobs, bounds = [], []
+    all_jobs: list[EpisodeJob] = []
+    bounds: list[tuple[int, int]] = []
     for request in requests:
         jobs = request.jobs()
         bounds.append((len(all_jobs), len(all_jobs) + len(jobs)))

@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from ..randomization import RandomizationSpace, load_space
 from .curves import Curve, checkpoint_curve, evaluation_curve, metric_column, training_curves
 from .degenerate import DegenerateRegion, applicable, degenerate_regions
-from .grids import default_settings, sweep_grid
+from .grids import GridKind, default_settings, sweep_grid
 from .outcome import outcome_line
 from .plots import (
     generalization_figure,
@@ -47,7 +47,7 @@ OUTCOME_FILE = "outcome.txt"  # one line per run: reference and solved share acr
 @dataclass(frozen=True)
 class ReportOptions:
     evaluation: EvaluationOptions = EvaluationOptions()
-    grid_kind: str | None = None  # None: 2-D grid for 2-D spaces, per-dimension sweeps otherwise
+    grid_kind: GridKind | None = None  # None: 2-D grid for 2-D spaces, per-dimension sweeps otherwise
     points: int | None = None  # per dimension; None: 13 (per-dimension) or 9 (2-D grid)
     stages: int = 4  # training stages of the sampling histograms
     bins: int = 20  # bins of the sampling histograms

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -56,8 +57,10 @@ class _Batch:
     def add_settings(self, key: str, settings: dict[str, np.ndarray], seeds: tuple[int, ...], episodes: int,
                      into: dict[str, SettingScore]) -> None:
         for name, points in settings.items():
+            # cast: mypy cannot infer a lambda that binds loop variables as defaults
             self.add(PointsRequest(key, points, seeds, episodes),
-                     lambda o, n=name, p=points: into.__setitem__(n, SettingScore(n, p, o)))
+                     cast("Callable[[PointOutcomes], None]",
+                          lambda o, n=name, p=points: into.__setitem__(n, SettingScore(n, p, o))))
 
     def run(self, workers: int | None, progress: Callable[[int, int], None] | None) -> None:
         if not self._items:
@@ -86,8 +89,9 @@ def evaluate_runs(runs: Sequence[RunData], grid: SweepGrid, options: EvaluationO
             evaluation.sweep, evaluation.sweep_reused = saved, True
         else:
             request = sweep_request(key, grid, options.seeds, options.episodes)
-            batch.add(request, lambda o, e=evaluation, p=policy, q=request: setattr(e, "sweep",
-                                                                                   sweep_result(p, grid, q, o)))
+            batch.add(request, cast("Callable[[PointOutcomes], None]",  # a lambda binding loop variables
+                                    lambda o, e=evaluation, p=policy, q=request: setattr(e, "sweep",
+                                                                                         sweep_result(p, grid, q, o))))
         batch.add_settings(key, settings, options.seeds, options.episodes, evaluation.scores)
         if run.evaluation is None and options.checkpoint_curves:
             for c, snapshot in enumerate(_curve_policies(run, policy, options.max_checkpoints)):

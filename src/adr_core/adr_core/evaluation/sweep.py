@@ -49,13 +49,16 @@ class SweepResult:
         return self.outcomes.returns if self.criterion.metric == "return" else self.outcomes.final_distance
 
     def mean(self) -> np.ndarray:
-        return self.metric().reshape(len(self.grid), -1).mean(axis=1)
+        means: np.ndarray = self.metric().reshape(len(self.grid), -1).mean(axis=1)
+        return means
 
     def std(self) -> np.ndarray:
-        return self.metric().reshape(len(self.grid), -1).std(axis=1)
+        stds: np.ndarray = self.metric().reshape(len(self.grid), -1).std(axis=1)
+        return stds
 
     def solved_fraction(self) -> np.ndarray:
-        return self.outcomes.solved.reshape(len(self.grid), -1).mean(axis=1)
+        fraction: np.ndarray = self.outcomes.solved.reshape(len(self.grid), -1).mean(axis=1)
+        return fraction
 
     def indices_of(self, dimension: int) -> np.ndarray:
         """Points of the per-dimension sweep along ``dimension``, in increasing order of its value."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..randomization import RandomizationError, load_space
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"adr-probe: error: {error}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    log = lambda line: print(line, flush=True)  # noqa: E731
+    log: Callable[[str], None] = lambda line: print(line, flush=True)  # noqa: E731
     region = probe.measure_failures()
     log(f"failure map ({time.perf_counter() - started:.0f} s): the policy fails at {region.describe(probe.space)} "
         f"(uniform share {region.uniform_share:.2f})")

@@ -8,7 +8,12 @@ end of the training range, and only there.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..envs.ergo_jr import ErgoJrSim
 
 
 class _ContinuousLander:
@@ -28,7 +33,8 @@ def lunar_lander_heuristic(obs: np.ndarray) -> np.ndarray:
     """gymnasium's heuristic lander, continuous actions."""
     from gymnasium.envs.box2d.lunar_lander import heuristic
 
-    return np.asarray(heuristic(_LANDER, np.asarray(obs, dtype=np.float64)), dtype=np.float32)
+    action = heuristic(_LANDER, np.asarray(obs, dtype=np.float64))  # type: ignore[no-untyped-call]
+    return np.asarray(action, dtype=np.float32)
 
 
 class ErgoReacherController:
@@ -44,7 +50,7 @@ class ErgoReacherController:
 
     def __init__(self, shoulder_delay: int = 82) -> None:
         self.shoulder_delay = shoulder_delay
-        self._sim = None
+        self._sim: ErgoJrSim | None = None
         self._goal: tuple[float, float] | None = None
         self._solution = np.zeros(4)
         self._hold = 0.0

@@ -12,6 +12,7 @@ The uniform share of the region is its volume in the normalized cube: 1 - prod_d
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -36,13 +37,16 @@ class FailureMap:
         return self.space.from_normalized(self.normalized)
 
     def solved_fraction(self) -> np.ndarray:
-        return self.outcomes.solved.reshape(len(self.normalized), -1).mean(axis=1)
+        fraction: np.ndarray = self.outcomes.solved.reshape(len(self.normalized), -1).mean(axis=1)
+        return fraction
 
     def mean_return(self) -> np.ndarray:
-        return self.outcomes.returns.reshape(len(self.normalized), -1).mean(axis=1)
+        means: np.ndarray = self.outcomes.returns.reshape(len(self.normalized), -1).mean(axis=1)
+        return means
 
     def mean_final_distance(self) -> np.ndarray:
-        return self.outcomes.final_distance.reshape(len(self.normalized), -1).mean(axis=1)
+        means: np.ndarray = self.outcomes.final_distance.reshape(len(self.normalized), -1).mean(axis=1)
+        return means
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ class FailureRegion:
                 parts.append(f"{self.names[d]} in [{lo:.4g}, {hi:.4g}]")
         return " or ".join(parts) if parts else "nowhere (the policy solves every swept setting)"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"names": list(self.names), "intervals": [[list(s) for s in spans] for spans in self.intervals],
                 "uniform_share": self.uniform_share}
 

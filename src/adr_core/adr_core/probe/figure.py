@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ def read_csv(path: Path) -> dict[str, np.ndarray]:
     return {key: np.array([r[key] for r in rows]) for key in (rows[0] if rows else {})}
 
 
-def top_proposals(out_dir: Path, names: list[str], k: int = 10) -> list[dict]:
+def top_proposals(out_dir: Path, names: list[str], k: int = 10) -> list[dict[str, Any]]:
     data = read_csv(out_dir / "proposals.csv")
     iterations = data["iteration"].astype(int)
     late = iterations >= (iterations.max() + 1) // 2
@@ -32,7 +33,7 @@ def top_proposals(out_dir: Path, names: list[str], k: int = 10) -> list[dict]:
              "in_failure_region": bool(int(data["in_failure_region"][i]))} for i in order]
 
 
-def probe_figure(out_dir: str | Path, windows: int = 20, bins: int = 24):
+def probe_figure(out_dir: str | Path, windows: int = 20, bins: int = 24) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")

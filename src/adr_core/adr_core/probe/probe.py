@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -28,6 +28,11 @@ from .failure import FailureMap, FailureRegion, failure_region, sweep_training_r
 from .focus import FOCUS_RATIO, focus_statistics
 from .policies import FrozenPolicy, check_policy
 from .record import ProbeRecorder
+
+if TYPE_CHECKING:
+    from gymnasium.spaces import Box
+
+    from ..envs.randomized import RandomizedEnvMixin
 
 __all__ = ["FOCUS_RATIO", "Probe", "ProbeResult", "focus_statistics"]
 
@@ -68,9 +73,9 @@ class Probe:
         self.randomized_env = make_env(config.env_id, **env_kwargs)
         self.reference_env = make_env(config.env_id, **env_kwargs)
         check_policy(policy, self.randomized_env)
-        self.space = self.randomized_env.unwrapped.randomization_space
-        obs_dim = int(np.prod(self.randomized_env.observation_space.shape))
-        act_dim = int(np.prod(self.randomized_env.action_space.shape))
+        self.space = cast("RandomizedEnvMixin", self.randomized_env.unwrapped).randomization_space
+        obs_dim = int(np.prod(cast("Box", self.randomized_env.observation_space).shape))
+        act_dim = int(np.prod(cast("Box", self.randomized_env.action_space).shape))
         seed = config.seed
         self.sampler = make_sampler(config.sampler, self.space, config.resolved_svpg(),
                                     component_seed(seed, "sampler"), config.fixed_range)

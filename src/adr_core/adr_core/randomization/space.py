@@ -159,7 +159,7 @@ class RandomizationSpace:
                 f"{self.env_id}: normalized {self.names[col]}={value}{row_suffix(row)} is not finite; "
                 f"training range [0, 1] maps to [{_fmt(self._low[col])}, {_fmt(self._high[col])}]"
             )
-        x = (1.0 - u) * self._low + u * self._high
+        x: np.ndarray = (1.0 - u) * self._low + u * self._high
         bad = (x < self._accept_low) | (x > self._accept_high)
         if bad.any():
             row, col = self._first(bad)

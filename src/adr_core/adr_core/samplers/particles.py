@@ -7,6 +7,7 @@ Actor: state -> diagonal Gaussian (mean head, state-independent log std). Critic
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -66,9 +67,10 @@ def flatten_per_particle(tensors: list[torch.Tensor]) -> torch.Tensor:
     return torch.cat([t.reshape(t.shape[0], -1) for t in tensors], dim=1)
 
 
-def unflatten_per_particle(flat: torch.Tensor, like: list[torch.Tensor]) -> list[torch.Tensor]:
+def unflatten_per_particle(flat: torch.Tensor, like: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     sizes = [t[0].numel() for t in like]
-    return [chunk.reshape(t.shape) for chunk, t in zip(flat.split(sizes, dim=1), like)]
+    chunks = flat.split(sizes, dim=1)  # type: ignore[no-untyped-call]  # torch's Tensor.split is unannotated
+    return [chunk.reshape(t.shape) for chunk, t in zip(chunks, like)]
 
 
 def gaussian_log_prob(actions: torch.Tensor, mean: torch.Tensor, log_std: torch.Tensor) -> torch.Tensor:

@@ -65,4 +65,5 @@ class FixedRangeSampler(_NumpySampler):
 
     def propose(self) -> np.ndarray:
         u = self.rng.random((self.num_proposals, self.space.ndim))
-        return self.low + (self.high - self.low) * u
+        proposals: np.ndarray = self.low + (self.high - self.low) * u
+        return proposals

@@ -143,7 +143,7 @@ class SVPGSampler(Sampler):
 
         value_loss = 0.5 * (returns - values).square().mean(dim=1).sum()  # sum: each particle its own mean loss
         self.critic_optimizer.zero_grad(set_to_none=True)
-        value_loss.backward()
+        value_loss.backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is unannotated
         self.critic_optimizer.step()
 
         self.pending = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -61,7 +61,8 @@ def require_keys(payload: dict[str, Any], keys: tuple[str, ...], path: str | Pat
 
 # ------------------------------------------------------------------ global RNG states (plain tensors/ints)
 def global_rng_state() -> dict[str, Any]:
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    # legacy=True (the default): the MT19937 state tuple, never the dict
+    kind, keys, pos, has_gauss, cached = cast("tuple[str, np.ndarray, int, int, float]", np.random.get_state())
     return {"torch": torch.get_rng_state(), "numpy_keys": torch.from_numpy(keys.astype(np.int64)),
             "numpy_pos": int(pos), "numpy_has_gauss": int(has_gauss), "numpy_cached": float(cached),
             "numpy_kind": str(kind)}

@@ -18,7 +18,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -120,11 +120,13 @@ class TrainConfig:
 
     # ---------------------------------------------------------------- (de)serialization
     def to_dict(self) -> dict[str, Any]:
-        return _plain(dataclasses.asdict(self))
+        data: dict[str, Any] = _plain(dataclasses.asdict(self))
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> TrainConfig:
-        return _build(cls, data or {}, "")
+        config: TrainConfig = _build(cls, data or {}, "")
+        return config
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> TrainConfig:
@@ -168,9 +170,10 @@ def field_docs(cls: type = TrainConfig, prefix: str = "") -> list[tuple[str, Any
     for f in dataclasses.fields(cls):
         kind = hints[f.name]
         if dataclasses.is_dataclass(kind):
-            out.extend(field_docs(kind, f"{prefix}{f.name}."))
+            out.extend(field_docs(cast(type, kind), f"{prefix}{f.name}."))
         else:
-            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+            default = (f.default if f.default is not dataclasses.MISSING
+                       else f.default_factory())  # type: ignore[operator]
             out.append((prefix + f.name, kind, f.metadata.get("help", ""), default))
     return out
 
@@ -207,7 +210,7 @@ def _build(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
     kwargs = {}
     for name, value in data.items():
         kind = hints[name]
-        kwargs[name] = (_build(kind, value, f"{prefix}{name}.") if dataclasses.is_dataclass(kind)
+        kwargs[name] = (_build(cast(type, kind), value, f"{prefix}{name}.") if dataclasses.is_dataclass(kind)
                         else _coerce(value, kind, prefix + name))
     try:
         return cls(**kwargs)

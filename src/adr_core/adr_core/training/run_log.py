@@ -9,9 +9,12 @@ import csv
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import _csv
 
 METRICS_FILE = "metrics.csv"
 SAMPLES_FILE = "sampled_parameters.csv"
@@ -56,7 +59,7 @@ class RunLog:
             self._writer = SummaryWriter(str(self.out_dir / "tb"), purge_step=start_iteration)
 
     @staticmethod
-    def _open(path: Path, columns: list[str]):
+    def _open(path: Path, columns: list[str]) -> tuple[TextIO, _csv.Writer]:
         fresh = not path.is_file() or path.stat().st_size == 0
         if not fresh:
             with path.open(newline="") as handle:

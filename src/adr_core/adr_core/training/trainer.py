@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -33,6 +33,12 @@ from .config import ConfigError, TrainConfig
 from .run_log import RunLog
 from .seeding import component_seed
 
+if TYPE_CHECKING:
+    from gymnasium.spaces import Box
+
+    from ..envs.randomized import RandomizedEnvMixin
+    from ..evaluation.periodic import PeriodicEvaluation
+
 CONFIG_FILE, CHECKPOINT_DIR, LATEST = run_dir.CONFIG_FILE, run_dir.CHECKPOINTS, run_dir.IN_PROCESS_LATEST
 
 METRIC_COLUMNS = (
@@ -55,7 +61,7 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def periodic_evaluation(config: TrainConfig, out_dir: Path, start_iteration: int):
+def periodic_evaluation(config: TrainConfig, out_dir: Path, start_iteration: int) -> PeriodicEvaluation | None:
     """The learning-curve hook (reference and 'hard' settings) both trainers call after each iteration, or None."""
     if not config.evaluate_every and not config.evaluate_every_steps:
         return None
@@ -85,9 +91,9 @@ class Trainer:
         env_kwargs = {} if config.max_episode_steps is None else {"max_episode_steps": config.max_episode_steps}
         self.randomized_env = make_env(config.env_id, **env_kwargs)
         self.reference_env = make_env(config.env_id, **env_kwargs)
-        self.space = self.randomized_env.unwrapped.randomization_space
-        self.obs_dim = int(np.prod(self.randomized_env.observation_space.shape))
-        self.act_dim = int(np.prod(self.randomized_env.action_space.shape))
+        self.space = cast("RandomizedEnvMixin", self.randomized_env.unwrapped).randomization_space
+        self.obs_dim = int(np.prod(cast("Box", self.randomized_env.observation_space).shape))
+        self.act_dim = int(np.prod(cast("Box", self.randomized_env.action_space).shape))
 
         seed = config.seed
         self.agent: OffPolicyAgent = make_agent(config.agent, self.obs_dim, self.act_dim,
@@ -145,7 +151,7 @@ class Trainer:
         if self.out_dir is not None:
             self._open_log()
             evaluation = periodic_evaluation(cfg, self.out_dir, self.iteration)
-        rows = []
+        rows: list[dict[str, Any]] = []
         bar = tqdm(total=cfg.total_agent_steps, initial=min(self.agent_steps, cfg.total_agent_steps), unit="step",
                    desc=f"{cfg.sampler} {cfg.env_id}", disable=not cfg.progress, dynamic_ncols=True)
         try:

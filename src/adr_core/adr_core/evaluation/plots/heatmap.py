@@ -3,6 +3,7 @@ with the sampler's proposal histogram overlaid as contour lines and the training
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -30,7 +31,8 @@ def heatmap_data(runs: Sequence[SweepResult]) -> tuple[np.ndarray, np.ndarray, n
 def sampling_share(samples: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Share of the proposals ``(N, 2)`` physical falling in each heat-map cell, ``(nx, ny)``."""
     counts, _, _ = np.histogram2d(samples[:, 0], samples[:, 1], bins=[cell_edges(x), cell_edges(y)])
-    return counts / max(len(samples), 1)
+    share: np.ndarray = counts / max(len(samples), 1)
+    return share
 
 
 def heatmap_figure(runs: Sequence[SweepResult], samples: np.ndarray, space: RandomizationSpace, title: str) -> Figure:
@@ -52,7 +54,7 @@ def heatmap_figure(runs: Sequence[SweepResult], samples: np.ndarray, space: Rand
         if name in space.range_names:
             low, high = space.range_box(name)
             ax.add_patch(Rectangle((low[0], low[1]), high[0] - low[0], high[1] - low[1], fill=False,
-                                   label=f"{name} range", **style))
+                                   label=f"{name} range", **cast("dict[str, Any]", style)))
     ax.plot(*space.reference(), marker="*", color="white", markeredgecolor="black", markersize=12, linestyle="none",
             label="reference")
     ax.set_xlabel(dimension_label(space, 0))

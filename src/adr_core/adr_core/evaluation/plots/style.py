@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -13,7 +14,7 @@ from ..solved import SolvedCriterion
 
 METHOD_COLORS = {"ADR": "#d62728", "UDR": "#1f77b4", "oracle": "#2ca02c", "baseline": "#7f7f7f"}
 EXTRA_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
-SOLVED_LABEL_STYLE = dict(color="black", linestyle="--", linewidth=1.0)
+SOLVED_LABEL_STYLE: dict[str, Any] = dict(color="black", linestyle="--", linewidth=1.0)
 FORMATS = ("png", "svg")
 
 
