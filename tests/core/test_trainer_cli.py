@@ -45,9 +45,30 @@ def test_run_then_resume_from_the_command_line(tmp_path, capsys):
         assert [int(r["iteration"]) for r in csv.DictReader(handle)] == [0, 1, 2]
 
 
+def test_the_fast_preset_is_sac_and_the_paper_configs_stay_the_paper_agent():
+    from adr_core.training.cli import resolve_experiment
+
+    fast = TrainConfig.from_yaml(resolve_experiment("lunar_lander_adr_fast"))
+    assert (fast.sampler, fast.env_id, fast.num_particles) == ("adr", "adr/LunarLander-v0", 10)  # the paper's ADR
+    agent = fast.agent
+    assert (agent.algorithm, agent.hidden_sizes, agent.n_step, agent.lr_schedule) == ("sac", (64, 64), 3, "linear")
+    assert (agent.updates_per_step, agent.batch_size, fast.total_agent_steps) == (0.5, 256, 280_000)
+    assert "FAST agent preset (not the paper's agent)" in resolve_experiment("lunar_lander_adr_fast").read_text()
+    for paper in ("lunar_lander_adr", "lunar_lander_udr", "lunar_lander_adr_published_code"):
+        config = TrainConfig.from_yaml(resolve_experiment(paper))
+        assert (config.agent.algorithm, config.agent.hidden_sizes, config.agent.n_step) == ("ddpg", (400, 300), 1)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--set", "agent.bach_size=3"], "unknown config key 'agent.bach_size'"),
     (["--agent.tau", "2"], "agent.tau must be in [0, 1]"),
+    (["--set", "agent.algorithm=ppo"], "agent.algorithm must be one of ['ddpg', 'td3', 'sac'], got 'ppo'"),
+    (["--set", "agent.n_step=0"], "agent.n_step must be >= 1"),
+    (["--set", "agent.batch_size=5000", "--set", "agent.buffer_capacity=1000"],
+     "agent.batch_size 5000 exceeds agent.buffer_capacity 1000"),
+    (["--set", "agent.updates_per_step=-1"], "agent.updates_per_step must be >= 0, got -1"),
+    (["--set", "rollout_max_steps=0"], "rollout_max_steps must be >= 1 or null"),
+    (["--set", "evaluate_every_steps=-5"], "evaluate_every_steps must be >= 0"),
     (["--config", "no_such_experiment"], "no packaged experiment"),
     (["--resume"], "config.yaml does not exist"),
 ])
