@@ -25,6 +25,8 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from .driver_link import DriverLink
+from .messages import goal_point, runner_diagnostics
 from .policy_runner.episodes import PolicyRunner, RunnerSettings
 from .policy_runner.errors import ArmNotReady, DeployError, Stopped
 from .policy_runner.goals import ClickedGoals, Goal, RandomGoals, goal_from_point
@@ -33,8 +35,6 @@ from .policy_runner.pacing import MonotonicClock
 from .policy_runner.results_file import ResultsFile
 from .policy_runner.summary import EpisodeSummary
 from .policy_runner.task import START_TOLERANCE_RAD
-from .driver_link import DriverLink
-from .messages import goal_point, runner_diagnostics
 
 GOAL_MODES = ("random", "clicked")
 SUMMARY_ACK_TIMEOUT_S = 2.0

@@ -22,6 +22,11 @@ _SPECS: dict[str, dict[str, Any]] = {
 
 ENV_IDS: tuple[str, ...] = tuple(_SPECS)
 
+# The paper's number of SVPG particles per environment (appendix "Experiment Details": N = 10 for LunarLander,
+# 15 for the other environments); ``svpg.num_particles: null`` resolves to this.
+PAPER_PARTICLES: dict[str, int] = {"adr/LunarLander-v0": 10, "adr/Pusher3DOF-v0": 15, "adr/ErgoReacher-v0": 15,
+                                   "adr/ErgoPusher-v0": 15}
+
 for _env_id, _spec in _SPECS.items():
     if _env_id not in gymnasium.registry:
         gymnasium.register(id=_env_id, **_spec)
@@ -35,4 +40,4 @@ def make_env(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
     return gymnasium.make(env_id, **kwargs)
 
 
-__all__ = ["ENV_IDS", "make_env"]
+__all__ = ["ENV_IDS", "PAPER_PARTICLES", "make_env"]

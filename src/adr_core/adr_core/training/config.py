@@ -33,8 +33,6 @@ class ConfigError(ValueError):
     """A configuration value or key that cannot be used; the message names it."""
 
 
-PAPER_PARTICLES_LUNAR_LANDER = 10
-PAPER_PARTICLES_OTHERS = 15
 
 
 @dataclass
@@ -83,6 +81,10 @@ class TrainConfig:
         "progress", "evaluate_every", "evaluate_every_steps", "evaluate_episodes", "evaluate_settings")
 
     def __post_init__(self) -> None:
+        from ..envs import ENV_IDS
+
+        if self.env_id not in ENV_IDS:
+            raise ConfigError(f"env_id must be one of {list(ENV_IDS)}, got {self.env_id!r}")
         if self.sampler not in SAMPLER_KINDS:
             raise ConfigError(f"sampler must be one of {SAMPLER_KINDS}, got {self.sampler!r}")
         if self.device not in ("cpu", "cuda", "auto") and not self.device.startswith("cuda:"):
@@ -105,10 +107,13 @@ class TrainConfig:
     # ---------------------------------------------------------------- derived values
     @property
     def num_particles(self) -> int:
-        """The paper's N when ``svpg.num_particles`` is null: 10 for LunarLander, 15 otherwise."""
+        """The paper's N when ``svpg.num_particles`` is null (``adr_core.envs.PAPER_PARTICLES``: 10 for LunarLander,
+        15 for the other environments)."""
         if self.svpg.num_particles is not None:
             return self.svpg.num_particles
-        return PAPER_PARTICLES_LUNAR_LANDER if "LunarLander" in self.env_id else PAPER_PARTICLES_OTHERS
+        from ..envs import PAPER_PARTICLES
+
+        return PAPER_PARTICLES[self.env_id]
 
     @property
     def reference_noise(self) -> float:
