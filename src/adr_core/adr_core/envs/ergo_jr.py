@@ -146,6 +146,18 @@ class ErgoArmEnv:
     joint_names: tuple[str, ...] = JOINT_NAMES
     sim: ErgoJrSim
 
+    def _init_arm(self, render_mode: str | None, size: tuple[int, int], base_position: Sequence[float],
+                  actuated: Sequence[str], held: Sequence[str]) -> ErgoJrSim:
+        """The render settings, a fresh simulated arm, and the indices of its actuated and held joints."""
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
+        self._render_size = size
+        self.sim = ErgoJrSim(base_position)
+        self._actuated = [self.sim.joint(m) for m in actuated]
+        self._held = [self.sim.joint(m) for m in held]
+        return self.sim
+
     def joint_positions(self) -> np.ndarray:
         return self.sim.joint_positions()
 

@@ -26,7 +26,7 @@ import pybullet as pb
 from gymnasium import spaces
 
 from ..randomization import RandomizationSpace, load_space
-from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv, ErgoJrSim
+from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv
 from .ergo_jr import SOLVED_DISTANCE as SOLVED_DISTANCE  # each env module names its solved threshold
 from .randomized import RandomizedEnvMixin
 
@@ -64,14 +64,8 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
 
     def __init__(self, render_mode: str | None = None, space: RandomizationSpace | str | None = None,
                  width: int = 320, height: int = 320) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        self.render_mode = render_mode
-        self._render_size = (width, height)
-        self.sim = sim = ErgoJrSim(BASE_POSITION)
+        sim = self._init_arm(render_mode, (width, height), BASE_POSITION, ACTUATED, HELD)
         cid = sim.client
-        self._actuated = [sim.joint(m) for m in ACTUATED]
-        self._held = [sim.joint(m) for m in HELD]
         self._gains, self._max_torques = _servo_defaults(ACTUATED)
         self._table = self._add_table(cid)
         self._puck = self._add_puck(cid)

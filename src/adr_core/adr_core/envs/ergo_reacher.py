@@ -22,7 +22,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..randomization import RandomizationSpace
-from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv, ErgoJrSim
+from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv
 from .ergo_jr import SOLVED_DISTANCE as SOLVED_DISTANCE  # each env module names its solved threshold
 from .randomized import RandomizedEnvMixin
 
@@ -45,13 +45,7 @@ class ErgoReacherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
 
     def __init__(self, render_mode: str | None = None, space: RandomizationSpace | str | None = None,
                  width: int = 320, height: int = 320) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        self.render_mode = render_mode
-        self._render_size = (width, height)
-        self.sim = ErgoJrSim(BASE_POSITION)
-        self._actuated = [self.sim.joint(m) for m in ACTUATED]
-        self._held = [self.sim.joint(m) for m in HELD]
+        self._init_arm(render_mode, (width, height), BASE_POSITION, ACTUATED, HELD)
         self.sim.add_floor()
         self._goal_marker = self.sim.add_marker(0.01, (0.9, 0.15, 0.15, 1.0))
         self._initial_state = self.sim.save()

@@ -41,38 +41,14 @@ def ergo_pusher_policy(env: object, obs: np.ndarray, t: int) -> np.ndarray:
 
 # env id -> (file stem, seed, policy, frames to show, extreme setting as {name: multiplier of default} or absolute)
 SCENES: dict[str, tuple[str, int, Policy, tuple[int, ...], str, dict[str, float]]] = {
-    "adr/LunarLander-v0": (
-        "lunar_lander",
-        3,
-        lander_policy,
-        (0, 60, 120, 200, 400),
-        "main_engine_power = 8 (hard edge)",
-        {"main_engine_power": 8.0},
-    ),
-    "adr/Pusher3DOF-v0": (
-        "pusher3dof",
-        1,
-        pusher_policy,
-        (0, 15, 30, 60, 99),
-        "puck friction & damping 0.5x (test edge)",
-        {"puck_frictionloss": 0.005, "puck_damping": 0.0125},
-    ),
-    "adr/ErgoReacher-v0": (
-        "ergo_reacher",
-        0,
-        reacher_policy,
-        (0, 5, 10, 20, 99),
-        "hard: gains 0.2x, default torque",
-        {},
-    ),
-    "adr/ErgoPusher-v0": (
-        "ergo_pusher",
-        3,
-        ergo_pusher_policy,
-        (0, 30, 45, 60, 99),
-        "puck friction & damping 0.5x",
-        {"puck_frictionloss": 0.005, "puck_damping": 0.0125},
-    ),
+    "adr/LunarLander-v0": ("lunar_lander", 3, lander_policy, (0, 60, 120, 200, 400),
+                           "main_engine_power = 8 (hard edge)", {"main_engine_power": 8.0}),
+    "adr/Pusher3DOF-v0": ("pusher3dof", 1, pusher_policy, (0, 15, 30, 60, 99), "puck friction & damping 0.5x (test "
+                          "edge)", {"puck_frictionloss": 0.005, "puck_damping": 0.0125}),
+    "adr/ErgoReacher-v0": ("ergo_reacher", 0, reacher_policy, (0, 5, 10, 20, 99), "hard: gains 0.2x, default torque",
+                           {}),
+    "adr/ErgoPusher-v0": ("ergo_pusher", 3, ergo_pusher_policy, (0, 30, 45, 60, 99), "puck friction & damping 0.5x",
+                          {"puck_frictionloss": 0.005, "puck_damping": 0.0125}),
 }
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from .dimension import Dimension, parse_range
 from .errors import RandomizationError
@@ -265,15 +264,17 @@ class RandomizationSpace:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> RandomizationSpace:
-        path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except OSError as exc:
-            raise RandomizationError(f"cannot read randomization space {path}: {exc}") from None
+        from ..yaml_files import read_yaml_mapping
+
+        data = read_yaml_mapping(path, "randomization space", RandomizationError)
+        if data is None:
+            raise RandomizationError(f"randomization space {path} is empty")
         return cls.from_dict(data)
 
     def to_yaml(self, path: str | Path) -> None:
-        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        from ..yaml_files import write_yaml
+
+        write_yaml(path, self.to_dict())
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RandomizationSpace) and self.to_dict() == other.to_dict()

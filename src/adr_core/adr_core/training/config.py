@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import yaml
-
 from ..agents.config import AgentConfig
 from ..discriminator import DiscriminatorConfig
 from ..samplers import SAMPLER_KINDS
 from ..samplers.svpg import SVPGConfig
+from ..yaml_files import read_yaml_mapping, write_yaml
 from .fields import option
 
 
@@ -135,17 +134,10 @@ class TrainConfig:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> TrainConfig:
-        path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read config {path}: {exc}") from None
-        if data is not None and not isinstance(data, Mapping):
-            raise ConfigError(f"{path}: the top level must be a mapping of config keys")
-        return cls.from_dict(data)
+        return cls.from_dict(read_yaml_mapping(path, "config", ConfigError))
 
     def to_yaml(self, path: str | Path) -> None:
-        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        write_yaml(path, self.to_dict())
 
     def differences(self, other: TrainConfig, ignore: tuple[str, ...] = ()) -> list[str]:
         """Dotted keys whose values differ (``ignore``: top-level keys to skip)."""
