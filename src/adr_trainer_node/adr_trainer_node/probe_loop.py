@@ -8,8 +8,10 @@ would rather take it from the topic). Files in ``run_dir``: the probe's (adr_cor
 """
 from __future__ import annotations
 
+import threading
 import time
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -18,13 +20,32 @@ from adr_core.probe import FrozenPolicy, ProbeRecorder, measure_failure_map, pro
 from adr_ros import policy_weights
 from adr_ros.arrays import from_field
 
-if TYPE_CHECKING:  # pragma: no cover
-    from adr_trainer_node.node import TrainerNode
+
+class ProbeHost(Protocol):
+    """What the probe loop uses of the trainer node (node.py): its run, its publishers and its iteration steps."""
+
+    config: Any
+    run_dir: Path
+    space: Any
+    agent: Any
+    weights_pub: Any
+    iteration: int
+    last_completed: int | None
+    stop_requested: threading.Event
+    references: dict[int, list[Any]]
+    discriminator_metrics: dict[int, dict[str, float]]
+
+    def get_logger(self) -> Any: ...
+    def _wait_for_graph(self) -> None: ...
+    def request_proposals(self, k: int) -> list[Any]: ...
+    def collect(self, k: int, proposals: list[Any], min_version: int) -> list[Any]: ...
+    def _rewards_of(self, k: int, wait_s: float = ...) -> np.ndarray | None: ...
+    def _sampler_metrics_of(self, k: int, wait_s: float = ...) -> dict[str, float]: ...
 
 SWEEP = {"points": 13, "episodes": 5, "seeds": (0, 1)}  # adr-probe's defaults
 
 
-def run_probe(node: TrainerNode, frozen: FrozenPolicy, iterations: int) -> dict:
+def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[str, Any]:
     config, log = node.config, node.get_logger()
     options = probe_options(frozen, 0.0, SWEEP["points"], SWEEP["episodes"], SWEEP["seeds"])
     recorder = ProbeRecorder(node.run_dir, node.space, config, options)

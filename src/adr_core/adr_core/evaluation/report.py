@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from ..randomization import RandomizationSpace, load_space
 from .curves import Curve, checkpoint_curve, evaluation_curve, metric_column, training_curves
 from .degenerate import DegenerateRegion, applicable, degenerate_regions
-from .grids import GridKind, default_settings, sweep_grid
+from .grids import default_settings, sweep_grid
 from .outcome import outcome_line
 from .plots import (
     generalization_figure,
@@ -33,7 +33,8 @@ from .plots import (
     sampling_histograms_figure,
     save_figure,
 )
-from .report_evaluations import EvaluationOptions, RunEvaluation, evaluate_runs, methods_of
+from .report_evaluations import RunEvaluation, evaluate_runs, methods_of
+from .report_model import EnvReport, ReportOptions
 from .report_page import CAPTIONS, page_blocks
 from .run_data import RunData, find_runs, load_run, method_sort_key
 from .sampling_stats import late_samples, stage_histograms
@@ -41,41 +42,9 @@ from .solved import SolvedCriterion, solved_criterion
 from .summary import write_documents
 
 FIGURES = "figures"
+__all__ = ["EnvReport", "Report", "ReportOptions", "build_report"]
+
 OUTCOME_FILE = "outcome.txt"  # one line per run: reference and solved share across the sweep
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    evaluation: EvaluationOptions = EvaluationOptions()
-    grid_kind: GridKind | None = None  # None: 2-D grid for 2-D spaces, per-dimension sweeps otherwise
-    points: int | None = None  # per dimension; None: 13 (per-dimension) or 9 (2-D grid)
-    stages: int = 4  # training stages of the sampling histograms
-    bins: int = 20  # bins of the sampling histograms
-    flag_bins: int = 10  # bins per dimension of the degenerate-range check
-    concentration: float = 1.5  # sampling share / uniform share that counts as "concentrated"
-    formats: tuple[str, ...] = ("png", "svg")
-
-
-@dataclass
-class EnvReport:
-    env_id: str
-    space: RandomizationSpace
-    criterion: SolvedCriterion
-    evaluations: list[RunEvaluation]
-    curves: dict[str, list[Curve]]
-    training: dict[str, list[Curve]]
-    flags: dict[str, list[DegenerateRegion] | None]  # None: the check does not apply (nothing solved)
-    figures: dict[str, Figure] = field(default_factory=dict)
-    captions: dict[str, str] = field(default_factory=dict)
-    files: dict[str, list[Path]] = field(default_factory=dict)
-
-    @property
-    def runs(self) -> list[RunData]:
-        return [e.run for e in self.evaluations]
-
-    @property
-    def short_name(self) -> str:
-        return self.env_id.split("/")[-1].split("-")[0].lower()
 
 
 @dataclass

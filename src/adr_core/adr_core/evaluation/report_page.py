@@ -13,7 +13,7 @@ from .report_evaluations import methods_of
 from .summary import Block, Bullets, Heading, Image, Paragraph, Table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .report import EnvReport, ReportOptions
+    from .report_model import EnvReport, ReportOptions
 
 CAPTIONS = {
     "generalization": "Generalization: the final deterministic policy over each randomized dimension (others at "
