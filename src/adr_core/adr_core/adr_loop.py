@@ -1,0 +1,178 @@
+"""ADR for any learner: the sampler's side of Algorithm 1 as one object, independent of how the agent learns.
+
+    loop = ADRLoop.from_config(TrainConfig(env_id="adr/LunarLander-v0", sampler="adr", seed=0))
+    env = ADRWrapper(make_env("adr/LunarLander-v0"), loop)    # adr_core.wrappers: sets and records every episode
+    ... the learner steps ``env`` as it likes ...
+    if loop.ready:                                            # every slot of the batch has a finished episode
+        loop.update(policy)                                   # reference episodes with the learner's policy, then
+                                                              # the discriminator's rewards and the particles' step
+
+Each batch is one iteration of Algorithm 1: the sampler proposes ``n`` settings (ADR: one per particle); the
+learner's episodes are handed out the settings slot by slot (``next_setting``), and the finished episodes come
+back (``observe``); once every slot has one, ``update`` rolls out one reference episode per slot with the policy it
+is given, scores the randomized episodes with the discriminator before training it on them, and updates the
+particles (``adr_core.iteration``'s steps). Episodes that start while a batch waits for its update (vectorized
+envs) are given the batch's settings again, round robin; they train the learner but are not scored. Non-learning
+samplers (UDR, baseline, fixed range) need no reference episodes and no policy.
+
+``state_dict`` / ``load_state_dict`` save and restore the sampler, the discriminator, the iteration and the current
+batch's settings; episodes of an unfinished batch are not saved: after a restore the batch is collected again from
+its first slot, with the same settings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .discriminator import DiscriminatorRewarder
+from .iteration import Proposals, propose, score_then_train, update_sampler
+from .randomization import RandomizationSpace
+from .rollout import Policy, Trajectory, rollout
+from .samplers import make_sampler
+from .training.config import TrainConfig
+from .training.seeding import component_seed
+
+LOOP_FORMAT = 1
+
+
+class ADRError(ValueError):
+    """A learner, env or state that does not fit the loop; the message says what and why."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The simulator setting of one episode: the batch's ``slot``, in both coordinates."""
+
+    iteration: int
+    slot: int
+    normalized: np.ndarray
+    physical: np.ndarray
+    scored: bool  # False: an extra episode while the batch waits for its update (not scored)
+
+
+class ADRLoop:
+    def __init__(self, config: TrainConfig, space: RandomizationSpace, obs_dim: int, act_dim: int) -> None:
+        from .envs import make_env
+
+        self.config, self.space = config, space
+        self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
+        seed = config.seed
+        self.sampler = make_sampler(config.sampler, space, config.resolved_svpg(), component_seed(seed, "sampler"),
+                                    config.fixed_range)
+        self.learns = self.sampler.learns_from_rewards
+        self.discriminator = (DiscriminatorRewarder(obs_dim, act_dim, config.discriminator,
+                                                    component_seed(seed, "discriminator")) if self.learns else None)
+        env_kwargs = {} if config.max_episode_steps is None else {"max_episode_steps": config.max_episode_steps}
+        self.reference_env = make_env(config.env_id, **env_kwargs) if self.learns else None
+        self.iteration = 0
+        self._batch: Proposals | None = None
+        self._handed_out = 0
+        self._episodes: dict[int, Trajectory] = {}
+
+    @classmethod
+    def from_config(cls, config: TrainConfig) -> ADRLoop:
+        """A loop for ``config.env_id`` (an ``adr/*`` env): its space and shapes are read from the env."""
+        from .run_spec import RunSpec
+
+        spec = RunSpec.resolve(config)
+        return cls(config, spec.randomization_space(), spec.obs_dim, spec.act_dim)
+
+    # ------------------------------------------------------------------ the batch
+    @property
+    def slots(self) -> int:
+        return self.sampler.num_proposals
+
+    def next_setting(self) -> Setting:
+        """The setting of the next episode (a new batch is proposed when none is open)."""
+        if self._batch is None:
+            self._batch = propose(self.sampler, self.space)
+            self._handed_out = 0
+        slot = self._handed_out % self.slots
+        scored = self._handed_out < self.slots
+        self._handed_out += 1
+        return Setting(self.iteration, slot, self._batch.normalized[slot].copy(), self._batch.physical[slot].copy(),
+                       scored)
+
+    def observe(self, setting: Setting, trajectory: Trajectory) -> None:
+        """A finished episode that ran with ``setting``; extra episodes and stale batches are not kept."""
+        if not setting.scored or setting.iteration != self.iteration or self._batch is None:
+            return
+        if trajectory.obs.shape[1:] != (self.obs_dim,) or trajectory.actions.shape[1:] != (self.act_dim,):
+            raise ADRError(f"an episode of observations {trajectory.obs.shape[1:]} and actions "
+                           f"{trajectory.actions.shape[1:]}; the loop expects ({self.obs_dim},) and ({self.act_dim},)")
+        if trajectory.length > 0:
+            self._episodes.setdefault(setting.slot, trajectory)
+
+    @property
+    def ready(self) -> bool:
+        """Every slot of the open batch has a finished episode: time for ``update``."""
+        return self._batch is not None and len(self._episodes) == self.slots
+
+    def update(self, policy: Policy | None = None, exploration_noise: float | None = None) -> dict[str, float]:
+        """Reference episodes (ADR) with ``policy``, the discriminator's rewards, the particles' step; next batch.
+
+        ``policy`` should act as the learner does in its own episodes (e.g. SB3's ``predict(obs,
+        deterministic=False)``), so that the discriminator sees dynamics, not behaviour; ``exploration_noise``
+        adds Gaussian noise to it (default: the config's ``reference_noise``; 0 for a policy that samples itself)."""
+        if not self.ready:
+            raise ADRError(f"update() needs a finished episode for each of the {self.slots} slots of the batch; "
+                           f"have {sorted(self._episodes)}")
+        assert self._batch is not None
+        randomized = [self._episodes[slot] for slot in range(self.slots)]
+        rewards: np.ndarray | None = None
+        metrics: dict[str, float] = {}
+        if self.learns:
+            if policy is None:
+                raise ADRError("ADR's update needs the learner's current policy (obs -> action) for the reference "
+                               "episodes")
+            assert self.discriminator is not None and self.reference_env is not None
+            noise = self.config.reference_noise if exploration_noise is None else float(exploration_noise)
+            reference = [self._reference_episode(policy, slot, noise) for slot in range(self.slots)]
+            rewards, metrics = score_then_train(self.discriminator, randomized, reference)
+            metrics["reference_return_mean"] = float(np.mean([t.episode_return for t in reference]))
+        metrics.update(update_sampler(self.sampler, rewards))
+        if rewards is not None:
+            metrics["sampler_reward_mean"] = float(rewards.mean())
+        metrics["return_mean"] = float(np.mean([t.episode_return for t in randomized]))
+        metrics["iteration"] = float(self.iteration)
+        self.iteration += 1
+        self._batch, self._episodes = None, {}
+        return metrics
+
+    def _reference_episode(self, policy: Policy, slot: int, noise: float) -> Trajectory:
+        assert self.reference_env is not None
+        return rollout(self.reference_env, policy, params=self.space.reference(),
+                       params_normalized=self.space.reference_normalized(), kind="reference", iteration=self.iteration,
+                       slot=slot, run_seed=self.config.seed, exploration_noise=noise,
+                       max_steps=self.config.rollout_max_steps)
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        import torch
+
+        batch = None if self._batch is None else {"normalized": torch.from_numpy(self._batch.normalized.copy()),
+                                                  "physical": torch.from_numpy(self._batch.physical.copy())}
+        return {"format": LOOP_FORMAT, "env_id": self.config.env_id, "space": self.space.to_dict(),
+                "obs_dim": self.obs_dim, "act_dim": self.act_dim, "sampler_kind": self.config.sampler,
+                "iteration": self.iteration, "sampler": self.sampler.state_dict(),
+                "discriminator": None if self.discriminator is None else self.discriminator.state_dict(),
+                "batch": batch}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state.get("format") != LOOP_FORMAT:
+            raise ADRError(f"an ADR loop state of format {state.get('format')!r}; this build reads {LOOP_FORMAT}")
+        found = (state["env_id"], state["obs_dim"], state["act_dim"], state["sampler_kind"])
+        wanted = (self.config.env_id, self.obs_dim, self.act_dim, self.config.sampler)
+        if found != wanted or state["space"] != self.space.to_dict():
+            raise ADRError(f"an ADR loop state of (env, obs, act, sampler) = {found} (or another space); this loop is "
+                           f"{wanted}")
+        self.sampler.load_state_dict(state["sampler"])
+        if self.discriminator is not None:
+            self.discriminator.load_state_dict(state["discriminator"])
+        self.iteration = int(state["iteration"])
+        batch = state["batch"]
+        self._batch = None if batch is None else Proposals(batch["normalized"].numpy().copy(),
+                                                           batch["physical"].numpy().copy())
+        self._handed_out, self._episodes = 0, {}

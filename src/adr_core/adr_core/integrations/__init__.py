@@ -1,0 +1,1 @@
+"""Adapters to learning frameworks (optional dependencies: each module imports its framework itself)."""

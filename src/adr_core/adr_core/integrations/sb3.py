@@ -1,0 +1,47 @@
+"""ADR for stable-baselines3: a callback that updates an ``ADRLoop`` whenever its batch is complete.
+
+    from adr_core import ADRLoop, ADRWrapper
+    from adr_core.integrations.sb3 import ADRCallback
+
+    loop = ADRLoop.from_config(TrainConfig(env_id="adr/LunarLander-v0", sampler="adr", seed=0))
+    model = SAC("MlpPolicy", ADRWrapper(make_env("adr/LunarLander-v0"), loop))
+    model.learn(200_000, callback=ADRCallback(loop))
+
+Works with any SB3 algorithm and any number of wrapped envs (``DummyVecEnv`` / ``SubprocVecEnv`` of ``ADRWrapper``s
+sharing the loop in this process). The reference episodes are rolled out with ``model.predict(obs,
+deterministic=False)``: the learner's own behaviour, so the discriminator compares dynamics rather than exploration.
+The loop's statistics are logged under ``adr/`` (TensorBoard, SB3's logger). stable-baselines3 is optional: only
+this module imports it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from ..adr_loop import ADRLoop
+
+
+class ADRCallback(BaseCallback):
+    def __init__(self, loop: ADRLoop, deterministic_reference: bool = False, verbose: int = 0) -> None:
+        super().__init__(verbose)
+        self.loop = loop
+        self.deterministic_reference = deterministic_reference
+        self.updates = 0
+
+    def _policy(self, obs: np.ndarray) -> np.ndarray:
+        action, _ = self.model.predict(obs, deterministic=self.deterministic_reference)
+        return np.asarray(action, dtype=np.float32)
+
+    def _on_step(self) -> bool:
+        if self.loop.ready:
+            metrics: dict[str, Any] = self.loop.update(self._policy, exploration_noise=0.0)
+            self.updates += 1
+            for key, value in metrics.items():
+                self.logger.record(f"adr/{key}", value)
+            if self.verbose:
+                print(f"ADR iteration {int(metrics['iteration'])}: return {metrics['return_mean']:.1f}"
+                      + (f", discriminator reward {metrics['sampler_reward_mean']:.3f}"
+                         if "sampler_reward_mean" in metrics else ""))
+        return True

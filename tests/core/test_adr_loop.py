@@ -1,0 +1,119 @@
+"""ADR for any learner: the loop object, the gymnasium wrapper, the stable-baselines3 callback."""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from gymnasium.utils.env_checker import check_env
+
+from adr_core import ADRLoop, ADRWrapper
+from adr_core.adr_loop import ADRError
+from adr_core.envs import make_env
+from adr_core.training.config import TrainConfig
+
+LUNAR = "adr/LunarLander-v0"
+
+
+def small_loop(sampler: str = "adr", seed: int = 0) -> ADRLoop:
+    return ADRLoop.from_config(TrainConfig.from_dict({
+        "env_id": LUNAR, "sampler": sampler, "seed": seed, "max_episode_steps": 60, "svpg": {"num_particles": 3},
+        "discriminator": {"steps_per_transition": 0.1, "hidden_size": 16}}))
+
+
+def random_policy(obs: np.ndarray) -> np.ndarray:
+    return np.zeros(2, dtype=np.float32)
+
+
+def play(env: gym.Env, episodes: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(episodes):
+        env.reset()
+        done = False
+        while not done:
+            _, _, terminated, truncated, _ = env.step(rng.uniform(-1, 1, 2).astype(np.float32))
+            done = terminated or truncated
+
+
+def test_the_wrapper_passes_gymnasiums_env_checker():
+    check_env(ADRWrapper(make_env(LUNAR, max_episode_steps=60), small_loop()), skip_render_check=True)
+
+
+def test_each_episode_runs_at_the_loops_setting_and_comes_back_to_it():
+    loop = small_loop()
+    env = ADRWrapper(make_env(LUNAR, max_episode_steps=60), loop)
+    seen = []
+    for _ in range(3):
+        _, info = env.reset()
+        seen.append(info["adr"]["parameters"][0])
+        assert env.unwrapped.main_engine_power == pytest.approx(info["adr"]["parameters"][0])
+        done = False
+        while not done:
+            _, _, terminated, truncated, _ = env.step(np.zeros(2, dtype=np.float32))
+            done = terminated or truncated
+    assert loop.ready and len(set(seen)) == 3
+    particles_before = loop.sampler.particle_points().copy()
+    metrics = loop.update(random_policy)
+    assert {"sampler_reward_mean", "d_randomized", "discriminator_loss", "svpg_bandwidth"} <= set(metrics)
+    assert not loop.ready and loop.iteration == 1
+    _, info = env.reset()
+    assert info["adr"]["iteration"] == 1
+    assert not np.array_equal(loop.sampler.particle_points(), particles_before)
+
+
+def test_extra_episodes_reuse_the_batch_and_are_not_scored():
+    loop = small_loop()
+    settings = [loop.next_setting() for _ in range(5)]
+    assert [s.slot for s in settings] == [0, 1, 2, 0, 1] and [s.scored for s in settings] == [True] * 3 + [False] * 2
+    np.testing.assert_array_equal(settings[3].physical, settings[0].physical)
+
+
+def test_a_saved_loop_resumes_with_the_same_next_proposals():
+    loop = small_loop(seed=5)
+    play(ADRWrapper(make_env(LUNAR, max_episode_steps=60), loop), 3)
+    loop.update(random_policy)
+    state = loop.state_dict()  # between two batches
+    restored = small_loop(seed=99)
+    restored.load_state_dict(state)
+    for _ in range(2):  # the next batches are the same: same proposals, same rewards, same particle steps
+        a = np.stack([loop.next_setting().normalized for _ in range(3)])
+        b = np.stack([restored.next_setting().normalized for _ in range(3)])
+        np.testing.assert_array_equal(a, b)
+        for each, seed in ((loop, 1), (restored, 1)):
+            each._handed_out = 0  # hand the batch out again to the wrapper below, from slot 0
+            play(ADRWrapper(make_env(LUNAR, max_episode_steps=60), each), 3, seed=seed)
+        assert loop.update(random_policy) == restored.update(random_policy)
+    open_batch = loop.next_setting()  # mid-batch: a restored loop collects the open batch again from slot 0
+    state = loop.state_dict()
+    restored = small_loop(seed=99)
+    restored.load_state_dict(state)
+    first = restored.next_setting()
+    assert first.slot == 0 and first.iteration == open_batch.iteration
+    np.testing.assert_array_equal(first.normalized, open_batch.normalized)
+
+
+@pytest.mark.parametrize("env_factory,message", [
+    (lambda: gym.make("Pendulum-v1"), "has no set_parameters"),
+    (lambda: make_env("adr/Pusher3DOF-v0"), "randomization space"),
+])
+def test_envs_that_do_not_fit_are_refused_at_construction(env_factory, message):
+    with pytest.raises(ADRError, match=message):
+        ADRWrapper(env_factory(), small_loop())
+
+
+def test_sb3_sac_with_the_adr_callback_runs_and_moves_the_particles():
+    sb3 = pytest.importorskip("stable_baselines3")
+    from adr_core.integrations.sb3 import ADRCallback
+
+    torch.set_num_threads(1)
+    for sampler in ("adr", "udr"):
+        loop = small_loop(sampler)
+        env = ADRWrapper(make_env(LUNAR, max_episode_steps=60), loop)
+        model = sb3.SAC("MlpPolicy", env, policy_kwargs={"net_arch": [16, 16]}, learning_starts=100, batch_size=32,
+                        seed=0, device="cpu")
+        before = loop.sampler.particle_points()
+        callback = ADRCallback(loop)
+        model.learn(700, callback=callback)
+        assert callback.updates >= 2 and loop.iteration == callback.updates
+        if sampler == "adr":
+            assert not np.array_equal(loop.sampler.particle_points(), before)
