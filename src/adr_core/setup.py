@@ -32,6 +32,7 @@ setup(
             "adr-evaluate = adr_core.evaluation.cli:evaluate_main",
             "adr-report = adr_core.evaluation.cli:report_main",
             "adr-probe = adr_core.probe.cli:main",
+            "adr-export = adr_core.export:main",
         ],
     },
 )

@@ -31,7 +31,7 @@ def test_a_reacher_run_directory_loads(tmp_path: Path) -> None:
     write_checkpoint(tmp_path / "run" / "checkpoints" / "latest.pt")
     deployable = load_deployable(tmp_path / "run")
     assert deployable.task.env_id == REACHER and deployable.episode_steps == 100
-    assert deployable.trained.path == (tmp_path / "run" / "checkpoints" / "latest.pt").resolve()
+    assert deployable.path == (tmp_path / "run" / "checkpoints" / "latest.pt").resolve()
     assert deployable.policy(torch.zeros(10).numpy()).shape == (4,)
 
 
@@ -77,3 +77,64 @@ def _truncated(path: Path) -> Path:
 
 def _sampler_only(path: Path) -> Path:
     return save_checkpoint(path, {"env_id": REACHER, "sampler": {"positions": torch.zeros(3)}})
+
+
+# exported policies (adr-export): ONNX through onnxruntime, without torch ------------------------------------------
+
+
+def exported(tmp_path: Path, fmt: str = "onnx", env_id: str = REACHER, obs_dim: int = 10) -> Path:
+    from adr_core.export import export_policy
+
+    write_checkpoint(tmp_path / "run" / "checkpoints" / "latest.pt", env_id, obs_dim=obs_dim)
+    return export_policy(tmp_path / "run", fmt, tmp_path / f"export_{fmt}").parent
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "torchscript"])
+def test_an_export_acts_like_the_checkpoint_it_came_from(tmp_path: Path, fmt: str) -> None:
+    from adr_core.export import check_observations
+
+    folder = exported(tmp_path, fmt)
+    deployable, original = load_deployable(folder), load_deployable(tmp_path / "run")
+    assert deployable.kind == fmt and deployable.task.env_id == REACHER and deployable.episode_steps == 100
+    observations = check_observations(10, count=10_000, seed=3)
+    difference = abs(deployable.policy(observations) - original.policy(observations)).max()
+    assert difference <= 1e-5
+    assert deployable.policy(observations[0]).shape == (4,)
+
+
+def test_the_onnx_path_never_imports_torch(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = exported(tmp_path)
+    script = ("import sys; sys.modules['torch'] = None\n"  # any `import torch` now fails
+              "import numpy as np\n"
+              "from adr_deploy.policy_runner.loading import load_deployable\n"
+              f"d = load_deployable({str(folder)!r})\n"
+              "a = d.policy(np.zeros(10, dtype=np.float32))\n"
+              "assert a.shape == (4,) and d.kind == 'onnx'\n"
+              "print('torch-free', sorted(m for m in sys.modules if m.startswith('torch')))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "torch-free ['torch']" in result.stdout  # only the blocking entry: nothing imported torch
+
+
+@pytest.mark.parametrize("spoil, message", [
+    (lambda folder: (folder / "policy.onnx").write_bytes((folder / "policy.onnx").read_bytes() + b"x"),
+     "does not match the SHA-256"),
+    (lambda folder: _edit_spec(folder, env_id="adr/LunarLander-v0"), "cannot run on the Ergo Jr"),
+    (lambda folder: _edit_spec(folder, act_dim=3), "needs 10 -> 4 in [-1, 1]"),
+    (lambda folder: (folder / "policy_spec.json").unlink(), "holds an exported program but no policy_spec.json"),
+])
+def test_an_export_that_does_not_fit_the_arm_is_refused_before_any_command(tmp_path: Path, spoil, message) -> None:
+    folder = exported(tmp_path)
+    spoil(folder)
+    with pytest.raises(DeployError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):
+        load_deployable(folder)
+
+
+def _edit_spec(folder: Path, **changes) -> None:
+    import json
+
+    spec = json.loads((folder / "policy_spec.json").read_text())
+    (folder / "policy_spec.json").write_text(json.dumps({**spec, **changes}))

@@ -23,7 +23,7 @@ from adr_deploy.policy_runner.results_file import ResultsFile
 from test_policy_runner_checkpoints import write_checkpoint
 
 from adr_core.envs.ergo_jr import JOINT_NAMES
-from adr_core.evaluation import evaluate
+from adr_core.evaluation import evaluate, load_policy
 
 FEEDBACK_PERIOD = 1 / 120
 POSE = {"m2": 0.3, "m3": -0.4, "m5": 0.5, "m6": 0.2}  # a reacher pose: the scripted policy commands it
@@ -239,10 +239,10 @@ def test_a_bus_fault_aborts_the_episode_and_the_next_one_runs_once_the_driver_is
 
 def test_random_goals_are_the_evaluation_episodes_of_the_reference_simulator(tmp_path: Path) -> None:
     deployable = load_deployable(write_checkpoint(tmp_path / "latest.pt", seed=4))
-    goals = RandomGoals(deployable.task, deployable.policy, deployable.trained.space, seed=7,
+    goals = RandomGoals(deployable.task, deployable.policy, deployable.space, seed=7,
                         episode_steps=deployable.episode_steps)
     simulated = [goals.next_goal(k).simulated_final_distance for k in range(3)]
-    scores = evaluate(deployable.trained, deployable.task.env_id, ["reference"], episodes=3, seeds=(7,))
+    scores = evaluate(load_policy(deployable.path), deployable.task.env_id, ["reference"], episodes=3, seeds=(7,))
     assert simulated == pytest.approx(scores["reference"].outcomes.final_distance.reshape(-1).tolist(), abs=1e-12)
     first = goals.next_goal(0)
     assert first.world[0] == pytest.approx(0.0, abs=1e-9) and first.world[2] >= 0.12  # the env's goal distribution

@@ -14,7 +14,6 @@ import threading
 
 import rclpy
 import rclpy.logging
-import torch
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
 from rcl_interfaces.msg import ParameterDescriptor
@@ -58,7 +57,7 @@ class PolicyRunnerNode(Node):
         self.base_frame = p("base_frame", "base_link", "The URDF's root link (world + base position)")
         clicked_topic = p("clicked_point_topic", "/clicked_point", "Goals in goal_mode clicked")
         self.rest_when_done = p("rest_when_done", True, "Call the driver's go_to_rest after the last episode")
-        torch_threads = p("torch_threads", 1, "Torch CPU threads for the policy")
+        torch_threads = p("torch_threads", 1, "Torch CPU threads for a checkpoint policy (ONNX exports need no torch)")
         results_file = p("results_file", "", "Append each episode summary (JSON) to this file ('': none)")
         settings = RunnerSettings(
             start_tolerance_rad=p("start_tolerance", START_TOLERANCE_RAD,
@@ -67,14 +66,17 @@ class PolicyRunnerNode(Node):
             feedback_timeout_s=p("feedback_timeout", 0.25, "Feedback older than this aborts an episode [s]"),
             pause_after_episode_s=p("pause_after_episode", 1.0, "Hold the final pose this long [s]"))
 
-        torch.set_num_threads(max(1, torch_threads))
         self.deployable = load_deployable(checkpoint)
+        if self.deployable.kind != "onnx":  # only then is torch loaded at all
+            import torch
+
+            torch.set_num_threads(max(1, torch_threads))
         self.results = ResultsFile(results_file) if results_file else None
         task = self.deployable.task
         self.stop = stop
         self.context.on_shutdown(stop.set)
         self.goals = (ClickedGoals(clicked_topic) if self.goal_mode == "clicked" else
-                      RandomGoals(task, self.deployable.policy, self.deployable.trained.space, seed,
+                      RandomGoals(task, self.deployable.policy, self.deployable.space, seed,
                                   self.deployable.episode_steps))
         self.arm = DriverLink(self, task, driver, (self.world_frame, self.base_frame), stop)
         self.runner = PolicyRunner(self.deployable, self.arm, MonotonicClock(stop), settings, self.get_logger().info)
@@ -87,11 +89,10 @@ class PolicyRunnerNode(Node):
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", QoSProfile(depth=10))
         self.create_timer(1.0, self._publish_diagnostics)
 
-        trained = self.deployable.trained
         self.get_logger().info(
-            f"{task.env_id} policy from {trained.path} (iteration {trained.iteration}, {trained.agent_steps} agent "
-            f"steps): {self.deployable.episode_steps}-step episodes at {task.control_rate_hz:.1f} Hz, success below "
-            f"{task.solved_distance:g} m; goals: {self.goal_mode}; episodes: {self.episodes or 'until Ctrl-C'}")
+            f"{task.env_id} policy: {self.deployable.description}: {self.deployable.episode_steps}-step episodes at "
+            f"{task.control_rate_hz:.1f} Hz, success below {task.solved_distance:g} m; goals: {self.goal_mode}; "
+            f"episodes: {self.episodes or 'until Ctrl-C'}")
 
     # the worker --------------------------------------------------------------------------------------------------
     def work(self) -> int:
@@ -159,7 +160,7 @@ class PolicyRunnerNode(Node):
     def _publish_diagnostics(self) -> None:
         self._diagnostics.publish(runner_diagnostics(
             f"{self.get_name()}: episodes", self.runner.state, self._error, self.deployable.task.env_id,
-            str(self.deployable.trained.path), self.goal_mode, list(self.runner.summaries),
+            str(self.deployable.path), self.goal_mode, list(self.runner.summaries),
             self.get_clock().now().to_msg()))
 
     def _declare(self, name: str, default, description: str):

@@ -5,14 +5,24 @@
 - ``evaluate(policy, env_id, settings, episodes)``: scores on named settings ("reference", "hard");
 - ``PeriodicEvaluation``: the hook trainers call each iteration to record learning curves (evaluation.csv);
 - ``build_report(run_dirs, out_dir)``: the paper's figures, a table and a one-page summary (``adr-report``).
-"""
-from .grids import SweepGrid, setting_points, sweep_grid
-from .periodic import EVALUATION_FILE, PeriodicEvaluation
-from .policies import TrainedPolicy, load_policy, snapshot_checkpoints
-from .settings import SettingScore, evaluate
-from .solved import SolvedCriterion, solved_criterion
-from .sweep import SweepResult, sweep
 
-__all__ = ["EVALUATION_FILE", "PeriodicEvaluation", "SettingScore", "SolvedCriterion", "SweepGrid", "SweepResult",
-           "TrainedPolicy", "evaluate", "load_policy", "setting_points", "snapshot_checkpoints", "solved_criterion",
-           "sweep", "sweep_grid"]
+The names are imported on first use, so that ``adr_core.evaluation.solved`` (the solved criteria, which a
+deployment without torch reads) does not pull in torch.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_WHERE = {"SweepGrid": "grids", "setting_points": "grids", "sweep_grid": "grids", "EVALUATION_FILE": "periodic",
+          "PeriodicEvaluation": "periodic", "TrainedPolicy": "policies", "load_policy": "policies",
+          "snapshot_checkpoints": "policies", "SettingScore": "settings", "evaluate": "settings",
+          "SolvedCriterion": "solved", "solved_criterion": "solved", "SweepResult": "sweep", "sweep": "sweep"}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'adr_core.evaluation' has no attribute {name!r}")
+    return getattr(import_module(f".{_WHERE[name]}", __name__), name)

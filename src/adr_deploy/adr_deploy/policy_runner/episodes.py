@@ -224,7 +224,7 @@ class PolicyRunner:
             else:
                 distance = float(np.linalg.norm(tip_array - np.asarray(goal.world)))
         return EpisodeSummary(
-            episode=index + 1, env_id=task.env_id, checkpoint=str(self.deployable.trained.path),
+            episode=index + 1, env_id=task.env_id, checkpoint=str(self.deployable.path),
             goal_source=goal.source, goal=goal.world, steps=len(send_times), final_distance=distance,
             success=distance is not None and distance < task.solved_distance,
             success_threshold=task.solved_distance, aborted=aborted,

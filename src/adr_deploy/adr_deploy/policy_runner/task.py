@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from adr_core.envs import ergo_pusher, ergo_reacher
 from adr_core.envs.ergo_jr import JOINT_NAMES, PHYSICS_DT
-from adr_core.evaluation import solved_criterion
+from adr_core.evaluation.solved import solved_criterion
 
 from .errors import DeployError
 

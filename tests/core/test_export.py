@@ -1,0 +1,32 @@
+"""adr-export: ONNX and TorchScript programs of a run's actor, equal to it, with their spec."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from test_evaluation_support import tiny_runs  # noqa: F401
+
+from adr_core.evaluation.policies import load_policy
+from adr_core.export import check_observations, main, run_exported
+
+
+@pytest.mark.parametrize("fmt,program", [("onnx", "policy.onnx"), ("torchscript", "policy.pt")])
+def test_export_writes_a_program_equal_to_the_actor_and_its_spec(tiny_runs, tmp_path, fmt, program, capsys):
+    run = tiny_runs("adr/LunarLander-v0", "adr", 0)
+    assert main([str(run), "--format", fmt, "--out", str(tmp_path)]) == 0
+    spec = json.loads((tmp_path / "policy_spec.json").read_text())
+    assert (spec["program"], spec["env_id"], spec["obs_dim"], spec["act_dim"]) == (program, "adr/LunarLander-v0", 8, 2)
+    assert spec["max_abs_difference"] <= 1e-5
+    observations = check_observations(8, seed=11)
+    actor = load_policy(run).policy().actor
+    with torch.no_grad():
+        expected = actor(torch.from_numpy(observations)).numpy()
+    assert np.abs(run_exported(tmp_path / program, fmt, observations) - expected).max() <= 1e-5
+    assert "max difference to the actor" in capsys.readouterr().out
+
+
+def test_export_of_something_that_is_not_a_run_is_one_clear_line(tmp_path, capsys):
+    assert main([str(tmp_path / "nowhere"), "--format", "onnx"]) == 2
+    assert capsys.readouterr().err.startswith("adr-export: error: no run directory or checkpoint at")
