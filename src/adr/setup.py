@@ -24,6 +24,7 @@ setup(
         "console_scripts": [
             "adr_launch = adr.launcher:main",
             "adr_monitor = adr.monitor:main",
+            "adr_record = adr.recorder:main",
         ],
     },
 )

@@ -118,6 +118,11 @@ TRAIN_SIM_ARGUMENTS = (
         "viewer", "false", "also start adr_viewer: live browser view and rviz particle markers", ("true", "false")
     ),
     Argument("viewer_port", "8765", "HTTP port of adr_viewer (0: any free port)", kind=int),
+    Argument("record", "false", "also record the graph's topics into a rosbag2 bag (MCAP) in <run_dir>/bag",
+             ("true", "false")),
+    Argument("record_trajectories", "0.2", "record:=true: full trajectories per second in the bag (0: none)",
+             kind=float),
+    Argument("record_overwrite", "false", "record:=true: replace an existing bag folder", ("true", "false")),
 )
 
 
@@ -175,12 +180,29 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
                               {**common, "resume": resume}, required=True, shutdown_timeout=TRAINER_SHUTDOWN_S))
     if args["viewer"] == "true":
         nodes.append(NodeSpec("adr_viewer", "viewer_node", "adr_viewer", {"port": int(args["viewer_port"])}))
+    if args["record"] == "true":
+        nodes.append(_recorder(Path(common["run_dir"]) / "bag", TRAIN_TOPICS, args))
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",
                           {**common, "resume": resume, "mode": args["mode"], "sim_instances": instances,
                            "rollout_timeout": float(args["rollout_timeout"]), "frozen_policy": frozen,
                            "probe_iterations": int(args["iterations"])},
                           required=True, shutdown_timeout=TRAINER_SHUTDOWN_S))
     return nodes
+
+
+TRAIN_TOPICS = ("adr/proposals", "adr/particle_rewards", "adr/sampler_state", "adr/sample_histogram",
+                "adr/metrics/*", "diagnostics", "joint_states", "adr_sim_*/goal", "adr/trajectories")
+DEPLOY_TOPICS = ("joint_states", "diagnostics", "poppy_driver/*", "policy_runner/*", "clicked_point")
+
+
+def _recorder(bag_dir: Path, topics: tuple[str, ...], args: Mapping[str, str]) -> NodeSpec:
+    if float(args["record_trajectories"]) < 0:
+        raise ValueError(f"record_trajectories:={args['record_trajectories']} must be >= 0")
+    # not required: a failing recorder says why and the run goes on; it stops with the others and closes the bag
+    return NodeSpec("adr", "adr_record", "adr_recorder",
+                    {"bag_dir": str(bag_dir.resolve()), "topics": list(topics),
+                     "trajectory_rate": float(args["record_trajectories"]),
+                     "overwrite": args["record_overwrite"] == "true"}, shutdown_timeout=30.0)
 
 
 def _frozen_policy_parameter(spec: str) -> str:
@@ -204,6 +226,11 @@ DEPLOY_REAL_ARGUMENTS = (
              "simulator's 60 Hz)", kind=float),
     Argument("max_speed", "", "moving speed of the servos [rad/s] (empty: the driver's default, 1.5)"),
     Argument("results_file", "", "append every episode summary (one JSON object per line) to this file"),
+    Argument("record", "false", "also record joint states, commands, goals, episode results and diagnostics into "
+             "a rosbag2 bag (MCAP)", ("true", "false")),
+    Argument("bag_dir", "", "record:=true: the bag folder (empty: <checkpoint's run dir>/deploy_bag_<time>)"),
+    Argument("record_trajectories", "0", "unused here (train_sim's)", kind=float),
+    Argument("record_overwrite", "false", "record:=true: replace an existing bag folder", ("true", "false")),
 )
 
 
@@ -225,8 +252,23 @@ def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
               "results_file": str(Path(args["results_file"]).resolve()) if args["results_file"] else ""}
     # Either node exiting stops the graph: the runner when its episodes are done (or on a bad checkpoint),
     # the driver on a bad configuration.
-    return [NodeSpec("poppy_driver", "poppy_driver", "poppy_driver", driver, required=True),
-            NodeSpec("adr_deploy", "policy_runner", "policy_runner", runner, required=True)]
+    nodes = [NodeSpec("poppy_driver", "poppy_driver", "poppy_driver", driver, required=True),
+             NodeSpec("adr_deploy", "policy_runner", "policy_runner", runner, required=True)]
+    if args["record"] == "true":
+        nodes.append(_recorder(_deploy_bag_dir(args), DEPLOY_TOPICS, args))
+    return nodes
+
+
+def _deploy_bag_dir(args: Mapping[str, str]) -> Path:
+    if args["bag_dir"]:
+        return Path(args["bag_dir"])
+    import time
+
+    checkpoint = Path(args["checkpoint"]).resolve()
+    run_dir = checkpoint if checkpoint.is_dir() else checkpoint.parent
+    if run_dir.name in ("checkpoints", "export"):
+        run_dir = run_dir.parent
+    return run_dir / f"deploy_bag_{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 GRAPHS: dict[str, Graph] = {

@@ -1,0 +1,52 @@
+"""record:=true: a real graph run recorded into a rosbag2 bag (MCAP), read back with another library (mcap_ros2):
+the proposals in the bag are the run's sampled_parameters.csv, message for message."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+import yaml
+from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
+
+from graph_runs import finish, start_graph
+
+pytestmark = pytest.mark.integration
+
+
+def bag_messages(bag: Path) -> list[tuple[str, str, object]]:
+    (mcap_file,) = sorted(bag.glob("*.mcap"))
+    with mcap_file.open("rb") as handle:
+        reader = make_reader(handle, decoder_factories=[DecoderFactory()])
+        return [(channel.topic, schema.name, message) for schema, channel, _, message in
+                reader.iter_decoded_messages()]
+
+
+def test_a_recorded_run_holds_its_proposals_metrics_and_diagnostics(ros_env: dict[str, str], tmp_path: Path) -> None:
+    graph = start_graph(tmp_path, ros_env, 600, "instances:=1", "record:=true", "record_trajectories:=1000")
+    output = finish(graph, [])
+    assert graph.returncode == 0, output
+    assert "Traceback" not in output and "[adr_recorder] " in output
+    messages = bag_messages(tmp_path / "bag")
+    topics = {topic for topic, _, _ in messages}
+    assert {"/adr/proposals", "/adr/particle_rewards", "/adr/sampler_state", "/diagnostics",
+            "/adr/trajectories"} <= topics
+    assert any(t.startswith("/adr/metrics/") for t in topics)
+    proposals = sorted(((m.iteration, m.slot, tuple(m.values)) for t, s, m in messages if t == "/adr/proposals"))
+    with open(tmp_path / "sampled_parameters.csv", newline="") as handle:
+        rows = sorted((int(r["iteration"]), int(r["slot"]), (float(r["main_engine_power"]),))
+                      for r in csv.DictReader(handle))
+    assert proposals == rows  # every proposal of the run, the same values
+    types = {t: s for t, s, _ in messages}
+    assert types["/adr/proposals"] == "adr_interfaces/msg/ParameterSet"
+    assert types["/diagnostics"] == "diagnostic_msgs/msg/DiagnosticArray"
+    trajectories = [m for t, _, m in messages if t == "/adr/trajectories"]
+    assert trajectories and all(m.length == len(m.rewards) for m in trajectories)
+    info = yaml.safe_load((tmp_path / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert info["storage_identifier"] == "mcap" and info["message_count"] == len(messages)
+
+    again = start_graph(tmp_path / "second", ros_env, 300, "instances:=1", "record:=true",
+                        f"overrides:={{}}", )
+    again_output = finish(again, [])
+    assert again.returncode == 0, again_output
