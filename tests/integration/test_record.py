@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from graph_runs import finish, start_graph
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
-
-from graph_runs import finish, start_graph
 
 pytestmark = pytest.mark.integration
 
@@ -46,7 +45,15 @@ def test_a_recorded_run_holds_its_proposals_metrics_and_diagnostics(ros_env: dic
     info = yaml.safe_load((tmp_path / "bag" / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
     assert info["storage_identifier"] == "mcap" and info["message_count"] == len(messages)
 
-    again = start_graph(tmp_path / "second", ros_env, 300, "instances:=1", "record:=true",
-                        f"overrides:={{}}", )
-    again_output = finish(again, [])
-    assert again.returncode == 0, again_output
+
+
+def test_an_existing_bag_folder_is_refused_in_one_line_and_the_run_goes_on(ros_env: dict[str, str],
+                                                                          tmp_path: Path) -> None:
+    (tmp_path / "bag").mkdir()
+    (tmp_path / "bag" / "keep.txt").write_text("an earlier bag")
+    graph = start_graph(tmp_path, ros_env, 300, "instances:=1", "record:=true")
+    output = finish(graph, [])
+    assert graph.returncode == 0, output  # the recorder is not required: training finished
+    assert "already exists: choose another bag folder, or allow overwriting it (record_overwrite:=true)" in output
+    assert (tmp_path / "bag" / "keep.txt").read_text() == "an earlier bag"  # nothing lost
+    assert (tmp_path / "checkpoints" / "latest.json").is_file()

@@ -84,8 +84,8 @@ print("errors", len(errors), errors[0] if errors else "")
     written = int(result.stdout.split("written ")[1].split()[0])
     assert 0 < written < 8000
     (mcap_file,) = (tmp_path / "bag").glob("*.mcap")
-    from mcap.stream_reader import StreamReader
     from mcap.records import Message
+    from mcap.stream_reader import StreamReader
 
     with mcap_file.open("rb") as handle:  # no footer, no summary: read the complete records in order
         messages = []
