@@ -64,7 +64,7 @@ class ADRLoop:
         self.learns = self.sampler.learns_from_rewards
         self.discriminator = (DiscriminatorRewarder(obs_dim, act_dim, config.discriminator,
                                                     component_seed(seed, "discriminator")) if self.learns else None)
-        env_kwargs = {} if config.max_episode_steps is None else {"max_episode_steps": config.max_episode_steps}
+        env_kwargs = config.env_kwargs()
         self.reference_env = make_env(config.env_id, **env_kwargs) if self.learns else None
         self.iteration = 0
         self._batch: Proposals | None = None

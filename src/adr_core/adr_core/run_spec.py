@@ -41,7 +41,7 @@ class RunSpec:
         from .samplers import make_sampler
 
         resolved = dataclasses.replace(config, svpg=config.resolved_svpg())
-        env = make_env(config.env_id)
+        env = make_env(config.env_id, **config.env_kwargs())
         try:
             space = env.unwrapped.randomization_space  # type: ignore[attr-defined]
             obs_dim = int(np.prod(env.observation_space.shape or ()))

@@ -53,7 +53,7 @@ class DiscriminatorNode(Node):
             integer_range=[IntegerRange(from_value=1, to_value=1000, step=1)], read_only=True)).value
 
         cfg = self.config
-        env = make_env(cfg.env_id)
+        env = make_env(cfg.env_id, **cfg.env_kwargs())
         space = env.unwrapped.randomization_space
         self.obs_dim = int(np.prod(env.observation_space.shape))
         self.act_dim = int(np.prod(env.action_space.shape))

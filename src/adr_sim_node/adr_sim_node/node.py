@@ -65,7 +65,7 @@ class SimNode(Node):
             integer_range=[IntegerRange(from_value=0, to_value=64, step=1)], read_only=True)).value
 
         cfg = self.config
-        env_kwargs = {} if cfg.max_episode_steps is None else {"max_episode_steps": cfg.max_episode_steps}
+        env_kwargs = cfg.env_kwargs()
         self.randomized_env = make_env(cfg.env_id, **env_kwargs)
         self.reference_env = make_env(cfg.env_id, **env_kwargs)
         self.space = self.randomized_env.unwrapped.randomization_space

@@ -85,7 +85,7 @@ class TrainerNode(Node):
         resume = self.declare_parameter("resume", False, ParameterDescriptor(
             description="Continue from <run_dir>/checkpoints/latest.json", read_only=True)).value
 
-        env_kwargs = {} if cfg.max_episode_steps is None else {"max_episode_steps": cfg.max_episode_steps}
+        env_kwargs = cfg.env_kwargs()
         env = make_env(cfg.env_id, **env_kwargs)
         self.space = env.unwrapped.randomization_space
         obs_dim = int(np.prod(env.observation_space.shape))

@@ -14,6 +14,7 @@ import numpy as np
 import pybullet as pb
 
 from .asset_paths import ERGO_JR_URDF
+from .sim_to_real import SimToReal
 
 JOINT_NAMES: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
 END_EFFECTOR_LINK = "end_effector"
@@ -54,11 +55,18 @@ class ErgoJrSim:
             pb.resetJointState(self.robot, j, float(q), 0.0, physicsClientId=self.client)
 
     def command(
-        self, joints: list[int], targets: Sequence[float], gains: list[float], max_torques: list[float]
+        self, joints: list[int], targets: Sequence[float], gains: list[float], max_torques: list[float],
+        max_velocity: float | None = None,
     ) -> None:
         """Servo targets (rad). ``max_torques`` is passed on every call: PyBullet resets an omitted cap to a huge
-        one."""
+        one. ``max_velocity`` (rad/s) caps each motor's speed (PyBullet's per-joint ``maxVelocity``)."""
         n = len(joints)
+        if max_velocity is not None:
+            for j, q, gain, torque in zip(joints, targets, gains, max_torques):
+                pb.setJointMotorControl2(self.robot, j, pb.POSITION_CONTROL, targetPosition=q, targetVelocity=0.0,
+                                         positionGain=gain, velocityGain=VELOCITY_GAIN, force=torque,
+                                         maxVelocity=max_velocity, physicsClientId=self.client)
+            return
         pb.setJointMotorControlArray(
             self.robot, joints, pb.POSITION_CONTROL, targetPositions=targets, targetVelocities=_ZEROS[:n],
             positionGains=gains, velocityGains=_VELOCITY_GAINS[:n], forces=max_torques, physicsClientId=self.client,
@@ -145,6 +153,9 @@ class ErgoArmEnv:
 
     joint_names: tuple[str, ...] = JOINT_NAMES
     sim: ErgoJrSim
+    _gains: list[float]
+    _max_torques: list[float]
+    np_random: np.random.Generator  # gymnasium.Env's
 
     def _init_arm(self, render_mode: str | None, size: tuple[int, int], base_position: Sequence[float],
                   actuated: Sequence[str], held: Sequence[str]) -> ErgoJrSim:
@@ -156,7 +167,31 @@ class ErgoArmEnv:
         self.sim = ErgoJrSim(base_position)
         self._actuated = [self.sim.joint(m) for m in actuated]
         self._held = [self.sim.joint(m) for m in held]
+        self._sim_to_real = SimToReal(actuated)  # attached to the space once the env has one
         return self.sim
+
+    def _start_servos(self, start: list[float], held_gain: float, held_max_torque: float) -> None:
+        """Episode start: held joints at 0, actuated ones holding ``start`` (also the latency queue's content)."""
+        n_held = len(self._held)
+        self.sim.command(self._held, [0.0] * n_held, [held_gain] * n_held, [held_max_torque] * n_held)
+        self._sim_to_real.reset(start)
+        self.sim.command(self._actuated, start, self._gains, self._max_torques, self._sim_to_real.max_speed)
+
+    def _command_servos(self, targets: list[float]) -> None:
+        """The policy's servo targets, through the sim-to-real effects when the space has any."""
+        effects = self._sim_to_real
+        if effects.present:
+            self.sim.command(self._actuated, effects.targets(targets), self._gains, self._max_torques,
+                             effects.max_speed)
+        else:
+            self.sim.command(self._actuated, targets, self._gains, self._max_torques)
+
+    def _read_actuated(self) -> tuple[list[float], list[float]]:
+        """Actuated joint angles (with the sensor noise of the space, if any) and velocities."""
+        angles, velocities = self.sim.joint_states(self._actuated)
+        if self._sim_to_real.present:
+            angles = self._sim_to_real.read_angles(angles, self.np_random)
+        return angles, velocities
 
     def joint_positions(self) -> np.ndarray:
         return self.sim.joint_positions()

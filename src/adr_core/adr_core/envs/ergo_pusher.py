@@ -29,6 +29,7 @@ from ..randomization import RandomizationSpace, load_space
 from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv
 from .ergo_jr import SOLVED_DISTANCE as SOLVED_DISTANCE  # each env module names its solved threshold
 from .randomized import RandomizedEnvMixin
+from .sim_to_real import sim_to_real_dimensions
 
 ENV_ID = "adr/ErgoPusher-v0"
 FRICTIONLOSS, DAMPING = "puck_frictionloss", "puck_damping"
@@ -79,7 +80,8 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         self._obs_scale = np.array([1 / ACTION_SCALE] * n + [1 / VELOCITY_SCALE] * n + [1.0] * 8, dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, (len(ACTUATED),), dtype=np.float32)
         self.observation_space = spaces.Box(-np.inf, np.inf, (OBS_SIZE,), dtype=np.float32)
-        self._init_randomization(space, ENV_ID, (FRICTIONLOSS, DAMPING))
+        self._init_randomization(space, ENV_ID, (FRICTIONLOSS, DAMPING), sim_to_real_dimensions(ACTUATED))
+        self._sim_to_real.attach(self.randomization_space)
 
     @staticmethod
     def _add_table(cid: int) -> int:
@@ -114,6 +116,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         for j in (0, 1):
             pb.changeDynamics(self._puck, j, jointDamping=self._param(values, DAMPING), physicsClientId=cid)
         self._puck_friction = self._param(values, FRICTIONLOSS)
+        self._sim_to_real.set(lambda name, absent: self._param(values, name, absent))
 
     def _command_puck_friction(self) -> None:
         pb.setJointMotorControlArray(self._puck, [0, 1], pb.VELOCITY_CONTROL, targetVelocities=[0.0, 0.0],
@@ -138,8 +141,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         start = rng.uniform(-START_NOISE, START_NOISE, len(ACTUATED))
         sim.set_joint_angles(sim.joint_indices, np.zeros(len(JOINT_NAMES)))
         sim.set_joint_angles(self._actuated, start)
-        sim.command(self._held, [0.0] * len(HELD), [HELD_GAIN] * len(HELD), [HELD_MAX_TORQUE] * len(HELD))
-        sim.command(self._actuated, start.tolist(), self._gains, self._max_torques)
+        self._start_servos(start.tolist(), HELD_GAIN, HELD_MAX_TORQUE)
         sim.move_marker(self._goal_marker, self._goal)
         sim.end_effector_position()  # bring link, collision and render transforms to the new pose
         obs = self._observation()
@@ -153,7 +155,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         targets = self.sim.scaled_targets(action, ACTION_SCALE)
-        self.sim.command(self._actuated, targets, self._gains, self._max_torques)
+        self._command_servos(targets)
         self.sim.step(FRAME_SKIP)
         obs = self._observation()
         distance = self._distance
@@ -161,7 +163,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
 
     def _observation(self) -> np.ndarray:
         sim = self.sim
-        angles, velocities = sim.joint_states(self._actuated)
+        angles, velocities = self._read_actuated()
         (px, vx), (py, vy) = ((s[0], s[1]) for s in pb.getJointStates(self._puck, [0, 1], physicsClientId=sim.client))
         tip = sim.end_effector_position()
         gx, gy = self._goal_xy

@@ -25,6 +25,7 @@ from ..randomization import RandomizationSpace
 from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv
 from .ergo_jr import SOLVED_DISTANCE as SOLVED_DISTANCE  # each env module names its solved threshold
 from .randomized import RandomizedEnvMixin
+from .sim_to_real import sim_to_real_dimensions
 
 ENV_ID = "adr/ErgoReacher-v0"
 ACTUATED = ("m2", "m3", "m5", "m6")
@@ -57,11 +58,13 @@ class ErgoReacherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         self._max_torques = [0.0] * len(ACTUATED)
         self.action_space = spaces.Box(-1.0, 1.0, (len(ACTUATED),), dtype=np.float32)
         self.observation_space = spaces.Box(-np.inf, np.inf, (2 * len(ACTUATED) + 2,), dtype=np.float32)
-        self._init_randomization(space, ENV_ID, GAINS + MAX_TORQUES)
+        self._init_randomization(space, ENV_ID, GAINS + MAX_TORQUES, sim_to_real_dimensions(ACTUATED))
+        self._sim_to_real.attach(self.randomization_space)
 
     def _apply_parameters(self, values: np.ndarray) -> None:
         self._gains = [self._param(values, name) for name in GAINS]
         self._max_torques = [self._param(values, name) for name in MAX_TORQUES]
+        self._sim_to_real.set(lambda name, absent: self._param(values, name, absent))
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -75,15 +78,14 @@ class ErgoReacherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         start = rng.uniform(-START_NOISE, START_NOISE, len(ACTUATED))
         sim.set_joint_angles(sim.joint_indices, np.zeros(len(JOINT_NAMES)))
         sim.set_joint_angles(self._actuated, start)
-        sim.command(self._held, [0.0] * len(HELD), [HELD_GAIN] * len(HELD), [HELD_MAX_TORQUE] * len(HELD))
-        sim.command(self._actuated, start.tolist(), self._gains, self._max_torques)
+        self._start_servos(start.tolist(), HELD_GAIN, HELD_MAX_TORQUE)
         sim.move_marker(self._goal_marker, self._goal)
         distance = math.dist(sim.end_effector_position(), self._goal)
         return self._observation(), {"parameters": parameters, "distance": distance, "final_distance": distance}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         targets = self.sim.scaled_targets(action, ACTION_SCALE)
-        self.sim.command(self._actuated, targets, self._gains, self._max_torques)
+        self._command_servos(targets)
         self.sim.step(FRAME_SKIP)
         distance = self._distance()
         return self._observation(), -distance, False, False, {"distance": distance, "final_distance": distance}
@@ -100,7 +102,7 @@ class ErgoReacherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         return math.dist(self.sim.end_effector_position(), self._goal)
 
     def _observation(self) -> np.ndarray:
-        angles, velocities = self.sim.joint_states(self._actuated)
+        angles, velocities = self._read_actuated()
         obs = np.array(angles + velocities + self._goal_yz, dtype=np.float32)
         obs *= self._obs_scale
         return obs

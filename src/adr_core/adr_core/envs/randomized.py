@@ -9,15 +9,20 @@ import numpy as np
 from ..randomization import RandomizationError, RandomizationSpace, load_space
 
 
-def resolve_space(space: RandomizationSpace | str | None, env_id: str, required: tuple[str, ...]) -> RandomizationSpace:
-    """The packaged space of ``env_id``, or a custom one (object or YAML path) that has exactly the env's dimensions."""
+def resolve_space(space: RandomizationSpace | str | None, env_id: str, required: tuple[str, ...],
+                  optional: tuple[str, ...] = ()) -> RandomizationSpace:
+    """The packaged space of ``env_id``, or a custom one (object, packaged variant name or YAML path) that has every
+    one of the env's ``required`` dimensions and possibly some of its ``optional`` ones (e.g. sim-to-real effects)."""
     resolved = (
         load_space(env_id) if space is None else space if isinstance(space, RandomizationSpace) else load_space(space)
     )
-    if sorted(resolved.names) != sorted(required):
+    if resolved.env_id != env_id:
+        raise RandomizationError(f"{env_id}: randomization space is for {resolved.env_id!r}, not this env")
+    names = set(resolved.names)
+    if not set(required) <= names or not names <= set(required) | set(optional):
         raise RandomizationError(
             f"{env_id}: randomization space {resolved.env_id!r} has dimensions {resolved.names}; "
-            f"this env needs {list(required)}"
+            f"this env needs {list(required)}" + (f" and takes any of {list(optional)}" if optional else "")
         )
     return resolved
 
@@ -32,10 +37,11 @@ class RandomizedEnvMixin:
     randomization_space: RandomizationSpace
 
     def _init_randomization(
-        self, space: RandomizationSpace | str | None, env_id: str, required: tuple[str, ...]
+        self, space: RandomizationSpace | str | None, env_id: str, required: tuple[str, ...],
+        optional: tuple[str, ...] = (),
     ) -> None:
-        self.randomization_space = resolve_space(space, env_id, required)
-        self._param_index = {name: self.randomization_space.names.index(name) for name in required}
+        self.randomization_space = resolve_space(space, env_id, required, optional)
+        self._param_index = {name: i for i, name in enumerate(self.randomization_space.names)}
         self._pending_parameters = self.randomization_space.reference()
         self._parameters = self._pending_parameters.copy()
         self._parameters_info: dict[str, float] = self.randomization_space.as_dict(self._parameters)
@@ -56,7 +62,10 @@ class RandomizedEnvMixin:
         """Physical values in effect for the current episode."""
         return self._parameters.copy()
 
-    def _param(self, values: np.ndarray, name: str) -> float:
+    def _param(self, values: np.ndarray, name: str, absent: float | None = None) -> float:
+        """The value of dimension ``name``; ``absent`` for an optional dimension the space does not have."""
+        if name not in self._param_index and absent is not None:
+            return absent
         return float(values[self._param_index[name]])
 
     def _begin_episode_parameters(self) -> dict[str, float]:

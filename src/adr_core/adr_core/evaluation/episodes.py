@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from ..agents.networks import ActorPolicy
     from ..envs.randomized import RandomizedEnvMixin
+    from ..randomization import RandomizationSpace
     from ..rollout import Policy
 
 EVALUATION_ITERATION = 2**31 - 1  # the rollout stream of evaluation episodes (no training run gets this far)
@@ -35,6 +36,7 @@ class PolicySpec:
     weights: Mapping[str, np.ndarray]  # actor state dict as arrays (empty for a callable policy)
     max_episode_steps: int | None = None
     callable_path: str = ""  # 'module:callable' obs -> action, imported by each worker (instead of weights)
+    space: RandomizationSpace | None = None  # the run's own space (e.g. a sim-to-real variant); None = packaged
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ class EpisodeRunner:
     def __init__(self, specs: Mapping[str, PolicySpec]) -> None:
         self.specs = dict(specs)
         self._policies: dict[str, Policy] = {}
-        self._envs: dict[tuple[str, int | None], gymnasium.Env[Any, Any]] = {}
+        self._envs: dict[tuple[str, int | None, str], gymnasium.Env[Any, Any]] = {}
 
     def run(self, job: EpisodeJob) -> EpisodeOutcomes:
         from ..rollout import rollout
@@ -108,11 +110,14 @@ class EpisodeRunner:
         from ..training.checkpoint import CheckpointError
 
         spec = self.specs[key]
-        cache_key = (spec.env_id, spec.max_episode_steps)
+        cache_key = (spec.env_id, spec.max_episode_steps, "" if spec.space is None else key)
         if cache_key not in self._envs:
             from ..envs import make_env
 
-            kwargs = {} if spec.max_episode_steps is None else {"max_episode_steps": spec.max_episode_steps}
+            kwargs: dict[str, Any] = {} if spec.max_episode_steps is None else {
+                "max_episode_steps": spec.max_episode_steps}
+            if spec.space is not None:
+                kwargs["space"] = spec.space
             self._envs[cache_key] = make_env(spec.env_id, **kwargs)
         env = self._envs[cache_key]
         if spec.callable_path:  # checked by the probe before it asks for episodes (probe.policies.check_policy)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from ..randomization import RandomizationSpace, space_of
 from .settings import SCORE_FIELDS, Settings, evaluate, flat_scores, resolve_settings
 
 EVALUATION_FILE = "evaluation.csv"
@@ -30,13 +31,15 @@ EVALUATION_FILE = "evaluation.csv"
 class PeriodicEvaluation:
     def __init__(self, run_dir: str | Path, env_id: str, *, every: int = 10, every_steps: int = 0,
                  settings: Settings | None = None, episodes: int = 5, seeds: Sequence[int] = (0,),
-                 max_episode_steps: int | None = None, start_iteration: int = 0) -> None:
+                 max_episode_steps: int | None = None, start_iteration: int = 0,
+                 space: RandomizationSpace | str | None = None) -> None:
         if every < 0 or every_steps < 0 or not (every or every_steps):
             raise ValueError(f"every ({every}) or every_steps ({every_steps}) must be >= 1, and neither negative")
         self.path = Path(run_dir) / EVALUATION_FILE
         self.env_id, self.every, self.every_steps, self.episodes = env_id, int(every), int(every_steps), int(episodes)
         self.seeds, self.max_episode_steps = tuple(seeds), max_episode_steps
-        self.settings = resolve_settings(env_id, settings)
+        self.space = None if space is None else space_of(env_id, space)
+        self.settings = resolve_settings(env_id, settings, space=self.space)
         scores = [f"{name}_{key}" for name in self.settings for key in SCORE_FIELDS]
         self.columns = ["iteration", "agent_steps", "wall_time_s", "evaluation_s", *scores]
         self.seconds_total = 0.0
@@ -62,7 +65,7 @@ class PeriodicEvaluation:
             wall_time_s: float = float("nan")) -> dict[str, float]:
         start = time.perf_counter()
         scores = evaluate(actor_weights, self.env_id, self.settings, self.episodes, self.seeds,
-                          max_episode_steps=self.max_episode_steps, workers=1)
+                          max_episode_steps=self.max_episode_steps, workers=1, space=self.space)
         seconds = time.perf_counter() - start
         self.seconds_total += seconds
         row = {"iteration": int(iteration), "agent_steps": int(agent_steps), "wall_time_s": float(wall_time_s),

@@ -50,6 +50,12 @@ class TrainedPolicy:
     def max_episode_steps(self) -> int | None:
         return self.config.get("max_episode_steps")
 
+    @property
+    def run_space(self) -> RandomizationSpace | None:
+        """The space the run trained in when its config named one (``space:``), else None (the packaged one).
+        The checkpoint's copy is used, so the policy evaluates the same way wherever it is moved."""
+        return self.space if self.config.get("space") else None
+
 
 def load_policy(path: str | Path) -> TrainedPolicy:
     """A run directory, a ``checkpoints/`` folder, a ``latest.json`` manifest or a checkpoint ``.pt`` file."""

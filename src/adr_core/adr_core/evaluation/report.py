@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..randomization import RandomizationSpace, load_space
+from ..randomization import RandomizationSpace
 from .curves import Curve, checkpoint_curve, evaluation_curve, metric_column, training_curves
 from .degenerate import DegenerateRegion, applicable, degenerate_regions
 from .grids import default_settings, sweep_grid
@@ -62,12 +62,13 @@ def build_report(paths: Sequence[str | Path], out_dir: str | Path, options: Repo
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = [load_run(p) for p in find_runs(list(paths))]
-    by_env: dict[str, list[RunData]] = {}
+    by_env: dict[tuple[str, str | None], list[RunData]] = {}  # one section per env and randomization space
     for run in sorted(runs, key=lambda r: (method_sort_key(r.method), r.seed, str(r.path))):
-        by_env.setdefault(run.env_id, []).append(run)
+        by_env.setdefault((run.env_id, run.space_name), []).append(run)
     envs = []
-    for env_id, env_runs in by_env.items():
-        log(f"{env_id}: {len(env_runs)} run(s): {', '.join(r.label for r in env_runs)}")
+    for (env_id, space_name), env_runs in by_env.items():
+        log(f"{env_id}{'' if space_name is None else f' (space {space_name})'}: {len(env_runs)} run(s): "
+            f"{', '.join(r.label for r in env_runs)}")
         envs.append(_env_report(env_id, env_runs, out_dir, options, log))
     blocks = page_blocks(envs, out_dir, options)
     markdown, html = write_documents(blocks, out_dir, "ADR evaluation report")
@@ -82,7 +83,7 @@ def build_report(paths: Sequence[str | Path], out_dir: str | Path, options: Repo
 
 def _env_report(env_id: str, runs: list[RunData], out_dir: Path, options: ReportOptions,
                 log: Callable[[str], None]) -> EnvReport:
-    space, criterion = load_space(env_id), solved_criterion(env_id)
+    space, criterion = runs[0].space, solved_criterion(env_id)
     grid = sweep_grid(space, options.grid_kind, options.points)
     evaluations = evaluate_runs(runs, grid, options.evaluation, _progress(log))
     names = _unique_names(runs)
@@ -92,7 +93,8 @@ def _env_report(env_id: str, runs: list[RunData], out_dir: Path, options: Report
         if evaluation.problem:
             log(f"  {evaluation.run.path}: not evaluated: {evaluation.problem}")
     report = EnvReport(env_id, space, criterion, evaluations, _learning_curves(evaluations, space, criterion),
-                       _training_curves(runs, criterion), _flags(evaluations, space, options))
+                       _training_curves(runs, criterion), _flags(evaluations, space, options),
+                       space_name=runs[0].space_name)
     _write_scores(report, out_dir / f"{report.short_name}_scores.csv", names)
     _write_curves(report, out_dir / f"{report.short_name}_learning_curves.csv")
     report.figures, report.captions = _figures(report, options)

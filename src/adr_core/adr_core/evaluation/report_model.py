@@ -39,6 +39,11 @@ class EnvReport:
     figures: dict[str, Figure] = field(default_factory=dict)
     captions: dict[str, str] = field(default_factory=dict)
     files: dict[str, list[Path]] = field(default_factory=dict)
+    space_name: str | None = None  # the runs' ``space:`` when not the env's packaged one
+
+    @property
+    def title(self) -> str:
+        return self.env_id if self.space_name is None else f"{self.env_id} (space {self.space_name})"
 
     @property
     def runs(self) -> list[RunData]:
@@ -46,4 +51,8 @@ class EnvReport:
 
     @property
     def short_name(self) -> str:
-        return self.env_id.split("/")[-1].split("-")[0].lower()
+        short = self.env_id.split("/")[-1].split("-")[0].lower()
+        if self.space_name is None:
+            return short
+        variant = Path(self.space_name).stem.split("-")[-1]
+        return f"{short}_{''.join(c if c.isalnum() else '_' for c in variant.lower())}"

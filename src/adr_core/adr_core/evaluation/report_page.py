@@ -45,7 +45,7 @@ def page_blocks(envs: Sequence[EnvReport], out_dir: Path, options: ReportOptions
 
 
 def _env_blocks(env: EnvReport, out_dir: Path) -> list[Block]:
-    blocks: list[Block] = [Heading(2, env.env_id), Heading(3, "Outcome (final policy)"),
+    blocks: list[Block] = [Heading(2, env.title), Heading(3, "Outcome (final policy)"),
                            Bullets([outcome_line(e) for e in env.evaluations]), Heading(3, "Runs"), _runs_table(env),
                            Heading(3, "Numbers (final policy)"), _numbers_table(env),
                            Paragraph(f"{env.criterion.label}. Values: mean ± std across runs of a method "

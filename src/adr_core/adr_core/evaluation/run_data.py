@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from ..randomization import RandomizationSpace, load_space
+from ..randomization import RandomizationError, RandomizationSpace, space_of
 from .periodic import EVALUATION_FILE
 from .policies import CHECKPOINTS
 
@@ -61,6 +61,12 @@ class RunData:
         return str(self.config.get("env_id", ""))
 
     @property
+    def space_name(self) -> str | None:
+        """The run config's ``space`` (a packaged variant or a YAML file), or None for the env's packaged space."""
+        space = self.config.get("space")
+        return None if space is None else str(space)
+
+    @property
     def sampler(self) -> str:
         return str(self.config.get("sampler", ""))
 
@@ -81,7 +87,7 @@ class RunData:
 
     @property
     def space(self) -> RandomizationSpace:
-        return load_space(self.env_id)
+        return space_of(self.env_id, self.space_name)
 
     @property
     def checkpoint_dir(self) -> Path:
@@ -104,7 +110,10 @@ def load_run(path: str | Path) -> RunData:
     config = yaml.safe_load((path / CONFIG).read_text()) or {}
     if not isinstance(config, dict) or "env_id" not in config:
         raise RunDataError(f"{path / CONFIG} names no env_id")
-    names = tuple(load_space(config["env_id"]).names)
+    try:
+        names = tuple(space_of(config["env_id"], config.get("space")).names)
+    except RandomizationError as error:
+        raise RunDataError(f"{path / CONFIG}: {error}") from None
     columns = read_columns(path / SAMPLES)
     count = len(columns.get("iteration", []))
     def table(keys: list[str]) -> np.ndarray:

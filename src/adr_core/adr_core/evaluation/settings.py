@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from ..agents.networks import ActorPolicy
-from ..randomization import load_space
+from ..randomization import RandomizationSpace, space_of
 from .episodes import PolicySpec
 from .grids import default_settings, setting_points
 from .points import PointOutcomes, PointsRequest, evaluate_points
@@ -45,9 +45,11 @@ def actor_weights_of(policy: PolicyLike) -> dict[str, np.ndarray]:
     return {name: tensor.detach().to("cpu", torch.float32).numpy().copy() for name, tensor in state.items()}
 
 
-def resolve_settings(env_id: str, settings: Settings | None, per_dim: int = 3) -> dict[str, np.ndarray]:
-    """Names -> points (``grids.setting_points``); explicit ``{name: (m, d) physical points}`` are validated."""
-    space = load_space(env_id)
+def resolve_settings(env_id: str, settings: Settings | None, per_dim: int = 3,
+                     space: RandomizationSpace | None = None) -> dict[str, np.ndarray]:
+    """Names -> points (``grids.setting_points``) of ``space`` (default: the env's packaged one); explicit
+    ``{name: (m, d) physical points}`` are validated."""
+    space = space_of(env_id, space)
     if settings is None:
         settings = default_settings(space)
     if isinstance(settings, Mapping):
@@ -58,13 +60,17 @@ def resolve_settings(env_id: str, settings: Settings | None, per_dim: int = 3) -
 
 def evaluate(policy: PolicyLike, env_id: str, settings: Settings | None = None, episodes: int = 5,
              seeds: Sequence[int] = (0,), *, max_episode_steps: int | None = None, workers: int | None = 1,
-             per_dim: int = 3) -> dict[str, SettingScore]:
+             per_dim: int = 3, space: RandomizationSpace | None = None) -> dict[str, SettingScore]:
     """Deterministic episodes of ``policy`` on each setting. ``settings``: names (``"reference"``, a named range of
-    the space such as ``"hard"``; default both) or explicit points. In this process by default (``workers=1``)."""
-    points = resolve_settings(env_id, settings, per_dim)
+    the space such as ``"hard"``; default both) or explicit points. In this process by default (``workers=1``).
+    ``space``: the envs' randomization space; default the packaged one, or a trained policy's own if its run named
+    one (``space:`` in the run config)."""
+    if space is None and isinstance(policy, TrainedPolicy):
+        space = policy.run_space
+    points = resolve_settings(env_id, settings, per_dim, space)
     if max_episode_steps is None and isinstance(policy, TrainedPolicy):
         max_episode_steps = policy.max_episode_steps
-    specs = {"policy": PolicySpec(env_id, actor_weights_of(policy), max_episode_steps)}
+    specs = {"policy": PolicySpec(env_id, actor_weights_of(policy), max_episode_steps, space=space)}
     requests = [PointsRequest("policy", p, tuple(int(s) for s in seeds), episodes) for p in points.values()]
     outcomes = evaluate_points(specs, requests, workers)
     return {name: SettingScore(name, p, o) for (name, p), o in zip(points.items(), outcomes)}

@@ -132,7 +132,7 @@ def _nan_repr(value: float) -> str:
 def policy_spec(policy: TrainedPolicy, max_episode_steps: int | None = None) -> PolicySpec:
     """Evaluate under the run's own episode limit unless told otherwise."""
     steps = max_episode_steps if max_episode_steps is not None else policy.max_episode_steps
-    return PolicySpec(policy.env_id, policy.numpy_weights(), steps)
+    return PolicySpec(policy.env_id, policy.numpy_weights(), steps, space=policy.run_space)
 
 
 def sweep_request(key: str, grid: SweepGrid, seeds: Sequence[int], episodes: int) -> PointsRequest:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..randomization import RandomizationError, load_space
+from ..randomization import RandomizationError, space_of
 from ..training.checkpoint import CheckpointError
 from ..training.cli import config_from_args, resolve_experiment
 from ..training.config import ConfigError, TrainConfig
@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (out / "focus.json").exists() or (out / "proposals.csv").exists():
             raise ConfigError(f"{out} already holds a probe; choose another --out")
         config = _config(args)
-        space = load_space(config.env_id)
+        space = space_of(config.env_id, config.space)
         policy = load_frozen_policy(args.policy, config.env_id, space)
         probe = Probe(config, policy, out, exploration_noise=args.exploration_noise, sweep_points=args.sweep_points,
                       sweep_episodes=args.sweep_episodes, sweep_seeds=tuple(args.sweep_seeds), workers=args.workers)

@@ -40,11 +40,12 @@ def probe_figure(out_dir: str | Path, windows: int = 20, bins: int = 24) -> Path
     import matplotlib.pyplot as plt
     import yaml
 
-    from ..randomization import load_space
+    from ..randomization import space_of
 
     out_dir = Path(out_dir)
     focus = json.loads((out_dir / "focus.json").read_text())
-    space = load_space(yaml.safe_load((out_dir / "probe_config.yaml").read_text())["config"]["env_id"])
+    config = yaml.safe_load((out_dir / "probe_config.yaml").read_text())["config"]
+    space = space_of(config["env_id"], config.get("space"))
     proposals, failure = read_csv(out_dir / "proposals.csv"), read_csv(out_dir / "failure_map.csv")
     names = focus["region"]["names"]
     intervals = focus["region"]["intervals"]

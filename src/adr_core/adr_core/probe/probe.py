@@ -53,11 +53,12 @@ def probe_options(policy: FrozenPolicy, exploration_noise: float, sweep_points: 
 
 def measure_failure_map(policy: FrozenPolicy, config: TrainConfig, points: int, episodes: int,
                         seeds: tuple[int, ...], workers: int | None) -> tuple[FailureMap, FailureRegion]:
-    from ..randomization import load_space
+    from ..randomization import space_of
 
+    space = None if config.space is None else space_of(config.env_id, config.space)
     spec = PolicySpec(config.env_id, policy.weights or {}, config.max_episode_steps,
-                      callable_path=policy.callable_path)
-    failure_map = sweep_training_range(spec, load_space(config.env_id), points, episodes, seeds, workers)
+                      callable_path=policy.callable_path, space=space)
+    failure_map = sweep_training_range(spec, space_of(config.env_id, space), points, episodes, seeds, workers)
     return failure_map, failure_region(failure_map)
 
 
@@ -69,7 +70,7 @@ class Probe:
         # default of one per core spins against any other busy process (40x slower steps seen on 2 cores)
         torch.set_num_threads(config.torch_threads or 1)
         self.config, self.frozen = config, policy
-        env_kwargs = {} if config.max_episode_steps is None else {"max_episode_steps": config.max_episode_steps}
+        env_kwargs = config.env_kwargs()
         self.randomized_env = make_env(config.env_id, **env_kwargs)
         self.reference_env = make_env(config.env_id, **env_kwargs)
         check_policy(policy, self.randomized_env)

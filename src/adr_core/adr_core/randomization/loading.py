@@ -20,6 +20,14 @@ def available_spaces() -> list[str]:
     return sorted(ENV_NAMESPACE + p.stem for p in SPACES_DIR.glob("*.yaml"))
 
 
+def space_of(env_id: str, space: RandomizationSpace | str | Path | None = None) -> RandomizationSpace:
+    """The space a run uses: ``space`` itself, the packaged variant or YAML file it names, or (None) the env's
+    packaged space."""
+    if isinstance(space, RandomizationSpace):
+        return space
+    return load_space(env_id if space is None else space)
+
+
 def load_space(env_id_or_yaml_path: str | Path) -> RandomizationSpace:
     """The space of an env id (packaged YAML) or of a YAML file path."""
     text = str(env_id_or_yaml_path)

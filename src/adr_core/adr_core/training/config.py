@@ -38,6 +38,10 @@ class ConfigError(ValueError):
 class TrainConfig:
     env_id: str = option("adr/LunarLander-v0", "Randomized environment (adr/LunarLander-v0, adr/Pusher3DOF-v0, "
                                                "adr/ErgoReacher-v0, adr/ErgoPusher-v0).")
+    space: str | None = option(None, "Randomization space: null = the env's packaged space; a packaged variant "
+                                     "(e.g. 'ErgoReacher-v0-sim2real': + action latency, joint-sensor noise, "
+                                     "backlash, servo speed cap) or a YAML file with the env's dimensions and any "
+                                     "of its optional ones (docs/environments.md).")
     sampler: str = option("adr", "Where environment parameters come from: 'adr' (SVPG particles + discriminator "
                                  "reward), 'udr' (uniform over the training range), 'baseline' (reference only), "
                                  "'fixed' (uniform over the named range `fixed_range`, the paper's oracle).")
@@ -84,6 +88,8 @@ class TrainConfig:
 
         if self.env_id not in ENV_IDS:
             raise ConfigError(f"env_id must be one of {list(ENV_IDS)}, got {self.env_id!r}")
+        if self.space is not None:
+            self._check_space()
         if self.sampler not in SAMPLER_KINDS:
             raise ConfigError(f"sampler must be one of {SAMPLER_KINDS}, got {self.sampler!r}")
         if self.device not in ("cpu", "cuda", "auto") and not self.device.startswith("cuda:"):
@@ -103,7 +109,26 @@ class TrainConfig:
         if self.reference_exploration_noise is not None and self.reference_exploration_noise < 0:
             raise ConfigError(f"reference_exploration_noise must be >= 0, got {self.reference_exploration_noise}")
 
+    def _check_space(self) -> None:
+        from ..randomization import RandomizationError, load_space
+
+        try:
+            space = load_space(str(self.space))
+        except RandomizationError as error:
+            raise ConfigError(f"space: {error}") from None
+        if space.env_id != self.env_id:
+            raise ConfigError(f"space {self.space!r} is a space of {space.env_id}, not of env_id {self.env_id}")
+
     # ---------------------------------------------------------------- derived values
+    def env_kwargs(self) -> dict[str, Any]:
+        """``make_env`` keyword arguments of this run's envs (episode limit, randomization space)."""
+        kwargs: dict[str, Any] = {}
+        if self.max_episode_steps is not None:
+            kwargs["max_episode_steps"] = self.max_episode_steps
+        if self.space is not None:
+            kwargs["space"] = self.space
+        return kwargs
+
     @property
     def num_particles(self) -> int:
         """The paper's N when ``svpg.num_particles`` is null (``adr_core.envs.PAPER_PARTICLES``: 10 for LunarLander,

@@ -70,7 +70,7 @@ def periodic_evaluation(config: TrainConfig, out_dir: Path, start_iteration: int
     return PeriodicEvaluation(out_dir, config.env_id, every=config.evaluate_every,
                               every_steps=config.evaluate_every_steps, settings=list(config.evaluate_settings),
                               episodes=config.evaluate_episodes, max_episode_steps=config.max_episode_steps,
-                              start_iteration=start_iteration)
+                              start_iteration=start_iteration, space=config.space)
 
 
 class Trainer:
@@ -88,7 +88,7 @@ class Trainer:
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
 
-        env_kwargs = {} if config.max_episode_steps is None else {"max_episode_steps": config.max_episode_steps}
+        env_kwargs = config.env_kwargs()
         self.randomized_env = make_env(config.env_id, **env_kwargs)
         self.reference_env = make_env(config.env_id, **env_kwargs)
         self.space = cast("RandomizedEnvMixin", self.randomized_env.unwrapped).randomization_space
