@@ -6,13 +6,14 @@ ENV := source scripts/env.sh
 # Extra arguments, e.g. make train ARGS="--budget 50000"   make test ARGS="-k svpg"
 ARGS ?=
 
-.PHONY: setup train test lint test-core test-integration clean help bench-setup bench
+.PHONY: setup train test lint test-core test-integration clean help bench-setup bench deploy-setup
 
 help:
 	@echo "make train   - set up (first time) and run the main job: an ADR training run with results"
 	@echo "make test    - set up (first time) and run the whole test suite"
 	@echo "make lint    - ruff (lint, import order) over the repository and mypy (strict on adr_core)"
 	@echo "make setup   - only the set-up: .venv with pinned packages + colcon build of ros2_ws/"
+	@echo "make deploy-setup - the arm's computer only: driver + ONNX policy runner, no torch (.venv-deploy)"
 	@echo "make clean   - remove ros2_ws build products (keeps .venv)"
 	@echo "make bench-setup - add the benchmark-only packages (stable-baselines3) to .venv"
 	@echo "make bench   - the speed benchmarks of docs/benchmarks.md (long: run on an idle machine)"
@@ -35,8 +36,11 @@ test-core: setup
 test-integration: setup
 	@$(ENV) && python -m pytest tests/integration $(ARGS)
 
+deploy-setup:
+	@bash scripts/setup.sh --deploy
+
 clean:
-	rm -rf ros2_ws/build ros2_ws/install ros2_ws/log
+	rm -rf ros2_ws/build ros2_ws/install ros2_ws/build-deploy ros2_ws/install-deploy ros2_ws/log
 
 bench-setup: setup
 	@$(ENV) && pip install -q -r requirements/benchmarks.txt -c requirements/constraints.txt

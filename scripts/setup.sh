@@ -5,13 +5,32 @@
 #
 #   scripts/setup.sh            # venv in .venv (override with ADR_VENV=...), python3 (override with PYTHON=...)
 #   scripts/setup.sh --force    # reinstall the pins and rebuild even if the fingerprints match
+#   scripts/setup.sh --deploy   # the arm's computer only: .venv-deploy + ros2_ws/install-deploy with the driver and
+#                               # the ONNX policy runner (requirements/deploy.txt: no torch); use it with
+#                               # `ADR_PROFILE=deploy source scripts/env.sh`
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-VENV=${ADR_VENV:-$ROOT/.venv}
 PYTHON=${PYTHON:-python3}
 FORCE=0
-[[ ${1:-} == --force ]] && FORCE=1
+DEPLOY=0
+for arg in "$@"; do
+    case $arg in
+        --force) FORCE=1 ;;
+        --deploy) DEPLOY=1 ;;
+        *) echo "[setup] unknown option $arg (expected --force, --deploy)" >&2; exit 2 ;;
+    esac
+done
+if [[ $DEPLOY == 1 ]]; then
+    VENV=${ADR_VENV:-$ROOT/.venv-deploy}
+    REQUIREMENTS=(requirements/ros-jazzy-pip.txt requirements/deploy.txt requirements/deploy-nodeps.txt
+                  requirements/constraints.txt)
+    INSTALL=install-deploy BUILD=build-deploy PACKAGES=(--packages-select adr_core adr_deploy poppy_driver adr)
+else
+    VENV=${ADR_VENV:-$ROOT/.venv}
+    REQUIREMENTS=(requirements/ros-jazzy-pip.txt requirements/python.txt requirements/constraints.txt)
+    INSTALL=install BUILD=build PACKAGES=()
+fi
 cd "$ROOT"
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -30,14 +49,17 @@ PY
     "$PYTHON" -m venv "$VENV"
 fi
 
-REQUIREMENTS=(requirements/ros-jazzy-pip.txt requirements/python.txt requirements/constraints.txt)
 PIN_STAMP=$VENV/.adr-pins
 pins=$(fingerprint "${REQUIREMENTS[@]}" scripts/setup.sh scripts/fix_ros_wheel_cmake.py)
 if [[ $FORCE == 1 || ! -f $PIN_STAMP || $(cat "$PIN_STAMP") != "$pins" ]]; then
     log "installing pinned packages (first time: a few minutes, ~2 GB)"
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-        -r requirements/ros-jazzy-pip.txt -r requirements/python.txt -c requirements/constraints.txt \
+        -r requirements/ros-jazzy-pip.txt -r "${REQUIREMENTS[1]}" -c requirements/constraints.txt \
         2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+    if [[ $DEPLOY == 1 ]]; then
+        "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+            -r requirements/deploy-nodeps.txt 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+    fi
     "$VENV/bin/python" scripts/fix_ros_wheel_cmake.py "$VENV"
     echo "$pins" > "$PIN_STAMP"
 else
@@ -45,25 +67,30 @@ else
 fi
 
 # Headless Chromium for the browser-view test (Debian package; only where apt can install it).
-if ! command -v chromium >/dev/null && [[ ${ADR_SKIP_APT:-0} != 1 && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+if [[ $DEPLOY == 0 ]] && ! command -v chromium >/dev/null && [[ ${ADR_SKIP_APT:-0} != 1 && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     log "installing Debian's chromium (browser-view test; ADR_SKIP_APT=1 skips this)"
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         chromium fonts-liberation >/dev/null; } || log "chromium could not be installed: the browser-view test will skip"
 fi
 
-BUILD_STAMP=ros2_ws/install/.adr-build
+BUILD_STAMP=ros2_ws/$INSTALL/.adr-build
 sources=$( (echo "$pins"; find src -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1)
 if [[ $FORCE == 1 || ! -f $BUILD_STAMP || $(cat "$BUILD_STAMP") != "$sources" ]]; then
-    log "colcon build in ros2_ws/"
+    log "colcon build in ros2_ws/ (${INSTALL})"
     (
         export PATH=$VENV/bin:$PATH VIRTUAL_ENV=$VENV AMENT_PREFIX_PATH=$VENV
         unset CMAKE_PREFIX_PATH COLCON_PREFIX_PATH PYTHONPATH
         cd ros2_ws
-        colcon --log-base log build --symlink-install --event-handlers console_cohesion- summary+ \
+        colcon --log-base log build --symlink-install --build-base "$BUILD" --install-base "$INSTALL" \
+            "${PACKAGES[@]}" --event-handlers console_cohesion- summary+ \
             --cmake-args -DBUILD_TESTING=OFF "-DPython3_EXECUTABLE=$VENV/bin/python"
     )
     echo "$sources" > "$BUILD_STAMP"
 else
-    log "workspace up to date (ros2_ws/install)"
+    log "workspace up to date (ros2_ws/$INSTALL)"
 fi
-log "ready: source scripts/env.sh to use it in a shell"
+if [[ $DEPLOY == 1 ]]; then
+    log "ready: ADR_PROFILE=deploy source scripts/env.sh to use it in a shell"
+else
+    log "ready: source scripts/env.sh to use it in a shell"
+fi

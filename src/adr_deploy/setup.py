@@ -16,5 +16,6 @@ setup(
     maintainer_email="adr-ros2@example.org",
     description="Zero-shot deployment of trained Ergo policies on the Poppy Ergo Jr (the policy runner node).",
     license="MIT",
-    entry_points={"console_scripts": ["policy_runner = adr_deploy.policy_runner_node:main"]},
+    entry_points={"console_scripts": ["policy_runner = adr_deploy.policy_runner_node:main",
+                                     "adr-deploy-report = adr_deploy.real_report:main"]},
 )

@@ -6,6 +6,7 @@ each episode's final distance comes from joint positions the motors really repor
 """
 from __future__ import annotations
 
+import csv
 import json
 import math
 import subprocess
@@ -30,6 +31,7 @@ from adr_core.envs.ergo_jr import JOINT_NAMES, ErgoJrSim
 from adr_core.envs.ergo_reacher import BASE_POSITION
 from adr_core.training.config import TrainConfig
 from adr_core.training.trainer import Trainer
+from adr_deploy import real_report
 
 pytestmark = pytest.mark.integration
 
@@ -154,6 +156,20 @@ def test_deploy_real_drives_the_emulated_arm_and_scores_measured_episodes(
         sim.close()
         assert summary["final_tip"] == pytest.approx(tip.tolist(), abs=1e-9)
         assert summary["final_distance"] == pytest.approx(float(np.linalg.norm(tip - summary["goal"])), abs=1e-9)
+
+    # every step is in the steps file beside the results (default name), with the simulator's twin at each goal,
+    # and adr-deploy-report compares them goal by goal
+    with (tmp_path / "results_steps.csv").open(newline="") as handle:
+        steps = list(csv.DictReader(handle))
+    for summary in summaries:
+        real = [r for r in steps if r["source"] == "real" and int(r["episode"]) == summary["episode"]]
+        sim = [r for r in steps if r["source"] == "sim" and int(r["episode"]) == summary["episode"]]
+        assert len(real) == summary["steps"] and len(sim) == 100
+        assert float(sim[-1]["distance_m"]) == summary["simulated_final_distance"]
+        if summary["aborted"] is None:
+            assert float(real[-1]["distance_m"]) == summary["final_distance"]
+    report = real_report.build(tmp_path / "results_steps.csv", tmp_path / "real_report")
+    assert report["final_distances"].is_file() and "arm vs simulator" in report["html"].read_text().lower()
 
     # the arm moved: the policy's motors got many goals and went through many positions
     goals = {i: {goal[i] for _, goal in emulator.reads} for i in DIRECTIONS}

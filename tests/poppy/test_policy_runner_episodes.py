@@ -14,16 +14,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_policy_runner_checkpoints import write_checkpoint
+
+from adr_core.envs.ergo_jr import JOINT_NAMES
+from adr_core.evaluation import evaluate, load_policy
 from adr_deploy.policy_runner.episodes import PolicyRunner, RunnerSettings
 from adr_deploy.policy_runner.errors import ArmNotReady, DeployError
 from adr_deploy.policy_runner.goals import ClickedGoals, Goal, RandomGoals
 from adr_deploy.policy_runner.loading import DeployablePolicy, load_deployable
 from adr_deploy.policy_runner.readings import JointReading, PuckReading
 from adr_deploy.policy_runner.results_file import ResultsFile
-from test_policy_runner_checkpoints import write_checkpoint
-
-from adr_core.envs.ergo_jr import JOINT_NAMES
-from adr_core.evaluation import evaluate, load_policy
 
 FEEDBACK_PERIOD = 1 / 120
 POSE = {"m2": 0.3, "m3": -0.4, "m5": 0.5, "m6": 0.2}  # a reacher pose: the scripted policy commands it

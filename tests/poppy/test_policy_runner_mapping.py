@@ -10,15 +10,15 @@ import math
 import numpy as np
 import pybullet as pb
 import pytest
+
+from adr_core.envs import make_env
+from adr_core.envs.ergo_jr import JOINT_NAMES
 from adr_deploy.policy_runner.errors import DeployError
 from adr_deploy.policy_runner.goals import ARM_PLANE_X, goal_from_point
 from adr_deploy.policy_runner.kinematics import TipKinematics
 from adr_deploy.policy_runner.observation import build_observation, clipped_action, joint_targets
 from adr_deploy.policy_runner.readings import JointReading, PuckReading, PuckTrack
 from adr_deploy.policy_runner.task import HELD_TARGET_RAD, task_for
-
-from adr_core.envs import make_env
-from adr_core.envs.ergo_jr import JOINT_NAMES
 
 REACHER, PUSHER = "adr/ErgoReacher-v0", "adr/ErgoPusher-v0"
 
@@ -140,9 +140,8 @@ def test_joint_states_of_the_wrong_shape_are_refused() -> None:
 
 
 def test_the_start_pose_and_its_tolerance_are_the_envs() -> None:
-    from adr_deploy.policy_runner.task import START_TOLERANCE_RAD
-
     from adr_core.envs import ergo_pusher, ergo_reacher
+    from adr_deploy.policy_runner.task import START_TOLERANCE_RAD
 
     assert START_TOLERANCE_RAD == ergo_reacher.START_NOISE == ergo_pusher.START_NOISE
     env = make_env(REACHER)

@@ -226,6 +226,8 @@ DEPLOY_REAL_ARGUMENTS = (
              "simulator's 60 Hz)", kind=float),
     Argument("max_speed", "", "moving speed of the servos [rad/s] (empty: the driver's default, 1.5)"),
     Argument("results_file", "", "append every episode summary (one JSON object per line) to this file"),
+    Argument("steps_file", "", "append every step (observation, action, goal, distance; beside the simulator's "
+             "episode at the same goal) as CSV (empty: <results_file stem>_steps.csv when results_file is set)"),
     Argument("record", "false", "also record joint states, commands, goals, episode results and diagnostics into "
              "a rosbag2 bag (MCAP)", ("true", "false")),
     Argument("bag_dir", "", "record:=true: the bag folder (empty: <checkpoint's run dir>/deploy_bag_<time>)"),
@@ -249,7 +251,8 @@ def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
             raise ValueError(f"max_speed:={args['max_speed']} is not a valid float") from None
     runner = {"checkpoint": str(Path(args["checkpoint"]).resolve()), "goal_mode": args["goal_mode"],
               "episodes": int(args["episodes"]), "seed": int(args["seed"]), "driver": "poppy_driver",
-              "results_file": str(Path(args["results_file"]).resolve()) if args["results_file"] else ""}
+              "results_file": str(Path(args["results_file"]).resolve()) if args["results_file"] else "",
+              "steps_file": str(Path(args["steps_file"]).resolve()) if args["steps_file"] else ""}
     # Either node exiting stops the graph: the runner when its episodes are done (or on a bad checkpoint),
     # the driver on a bad configuration.
     nodes = [NodeSpec("poppy_driver", "poppy_driver", "poppy_driver", driver, required=True),

@@ -31,7 +31,8 @@ from .policy_runner.errors import ArmNotReady, DeployError, Stopped
 from .policy_runner.goals import ClickedGoals, Goal, RandomGoals, goal_from_point
 from .policy_runner.loading import load_deployable
 from .policy_runner.pacing import MonotonicClock
-from .policy_runner.results_file import ResultsFile
+from .policy_runner.results_file import ResultsFile, steps_file_beside
+from .policy_runner.step_log import StepLog
 from .policy_runner.summary import EpisodeSummary
 from .policy_runner.task import START_TOLERANCE_RAD
 
@@ -59,6 +60,9 @@ class PolicyRunnerNode(Node):
         self.rest_when_done = p("rest_when_done", True, "Call the driver's go_to_rest after the last episode")
         torch_threads = p("torch_threads", 1, "Torch CPU threads for a checkpoint policy (ONNX exports need no torch)")
         results_file = p("results_file", "", "Append each episode summary (JSON) to this file ('': none)")
+        steps_file = p("steps_file", "", "Append every step of every episode (CSV: observation, action, goal, "
+                                         "distance; with the simulator's episode at the same goal) to this file "
+                                         "('': <results_file without .jsonl>_steps.csv, or none without results_file)")
         settings = RunnerSettings(
             start_tolerance_rad=p("start_tolerance", START_TOLERANCE_RAD,
                                   "Start pose reached when every joint is this close [rad]"),
@@ -73,13 +77,17 @@ class PolicyRunnerNode(Node):
             torch.set_num_threads(max(1, torch_threads))
         self.results = ResultsFile(results_file) if results_file else None
         task = self.deployable.task
+        if not steps_file and results_file:
+            steps_file = str(steps_file_beside(self.results.path))
+        step_log = StepLog(steps_file, task.obs_dim, task.act_dim, task.joint_names) if steps_file else None
         self.stop = stop
         self.context.on_shutdown(stop.set)
         self.goals = (ClickedGoals(clicked_topic) if self.goal_mode == "clicked" else
                       RandomGoals(task, self.deployable.policy, self.deployable.space, seed,
                                   self.deployable.episode_steps))
         self.arm = DriverLink(self, task, driver, (self.world_frame, self.base_frame), stop)
-        self.runner = PolicyRunner(self.deployable, self.arm, MonotonicClock(stop), settings, self.get_logger().info)
+        self.runner = PolicyRunner(self.deployable, self.arm, MonotonicClock(stop), settings, self.get_logger().info,
+                                   step_log)
         self._error: str | None = None
 
         if self.goal_mode == "clicked":

@@ -21,6 +21,7 @@ from .loading import DeployablePolicy
 from .observation import build_observation, clipped_action, joint_targets
 from .pacing import Clock, Pacer, TickTiming
 from .readings import JointReading, PuckReading
+from .step_log import EpisodeSteps, StepLog
 from .summary import EpisodeSummary
 from .task import START_TOLERANCE_RAD
 
@@ -62,9 +63,10 @@ class RunnerSettings:
 
 class PolicyRunner:
     def __init__(self, deployable: DeployablePolicy, arm: ArmLink, clock: Clock, settings: RunnerSettings,
-                 log: Callable[[str], None] = print) -> None:
+                 log: Callable[[str], None] = print, step_log: StepLog | None = None) -> None:
         self.deployable, self.task = deployable, deployable.task
         self.arm, self.clock, self.settings, self._log = arm, clock, settings, log
+        self.step_log = step_log
         self.kinematics = TipKinematics(self.task)
         self.state = "starting"
         self.summaries: list[EpisodeSummary] = []
@@ -164,23 +166,43 @@ class PolicyRunner:
         goal_observed = goal.observed(task)
         pacer = Pacer(self.clock, task.control_period_s)
         send_times: list[float] = []
+        log = EpisodeSteps(index + 1, goal.world)
         max_age, aborted = 0.0, None
         for _ in range(steps):
             now = self.clock.now()
             joints, puck, aborted = self._feedback(now)
             if aborted:
                 break
-            max_age = max(max_age, now - joints.received_at)
-            tip = self.kinematics.tip(joints.positions) if task.needs_puck else None
-            obs = build_observation(task, joints, goal_observed, tip, puck)
+            age = now - joints.received_at
+            max_age = max(max_age, age)
+            tip = self.kinematics.tip(joints.positions)
+            obs = build_observation(task, joints, goal_observed, tip if task.needs_puck else None, puck)
             action = clipped_action(policy(obs), task.act_dim)
             self.arm.send(joint_targets(task, action, self._joint_order(joints)))
             send_times.append(self.clock.now())
+            log.add(send_times[-1] - send_times[0], age, self._distance(goal, tip, puck), obs, action,
+                    [joints.positions[name] for name in task.joint_names])
             pacer.wait()
         final_joints, final_puck = None, None
         if aborted is None:
             final_joints, final_puck, aborted = self._final_feedback(pacer.next_tick)
-        return self._summary(index, goal, send_times, max_age, start_error, aborted, final_joints, final_puck)
+        summary = self._summary(index, goal, send_times, max_age, start_error, aborted, final_joints, final_puck)
+        self._write_steps(log, summary, goal)
+        return summary
+
+    def _write_steps(self, log: EpisodeSteps, summary: EpisodeSummary, goal: Goal) -> None:
+        if self.step_log is None:
+            return
+        try:
+            self.step_log.append(log, summary.final_distance, goal.simulated)
+        except OSError as error:  # the episodes go on; the summary still has the outcome
+            self._log(f"episode {summary.episode}: steps not written to {self.step_log.path}: {error}")
+
+    def _distance(self, goal: Goal, tip: np.ndarray, puck: PuckReading | None) -> float:
+        """The task's distance [m]: puck-goal on the table (ErgoPusher) or tip-goal (ErgoReacher)."""
+        if self.task.needs_puck:
+            return math.hypot(puck.position[0] - goal.world[0], puck.position[1] - goal.world[1])
+        return float(np.linalg.norm(tip - np.asarray(goal.world)))
 
     def _feedback(self, now: float) -> tuple[JointReading | None, PuckReading | None, str | None]:
         limit = self.settings.feedback_timeout_s
@@ -219,10 +241,7 @@ class PolicyRunner:
         if joints is not None:
             tip_array = self.kinematics.tip(joints.positions)
             tip = tuple(float(v) for v in tip_array)
-            if task.needs_puck:
-                distance = math.hypot(puck.position[0] - goal.world[0], puck.position[1] - goal.world[1])
-            else:
-                distance = float(np.linalg.norm(tip_array - np.asarray(goal.world)))
+            distance = self._distance(goal, tip_array, puck)
         return EpisodeSummary(
             episode=index + 1, env_id=task.env_id, checkpoint=str(self.deployable.path),
             goal_source=goal.source, goal=goal.world, steps=len(send_times), final_distance=distance,

@@ -9,11 +9,12 @@ reported, never silently ignored.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .errors import DeployError
+from .step_log import SimulatedEpisode
 from .task import DeployTask
 
 ARM_PLANE_X = 0.0  # ErgoReacher: the tip's x for any pose with m1 = m4 = 0 (checked against the env in the tests)
@@ -27,6 +28,7 @@ class Goal:
     off_plane_m: float = 0.0  # how far the given point was from the goal plane (clicked goals)
     puck_start: tuple[float, float] | None = None  # ErgoPusher, random goals: where the env would put the puck
     simulated_final_distance: float | None = None  # random goals: the same episode in the reference simulator
+    simulated: SimulatedEpisode | None = field(default=None, compare=False, repr=False)  # that episode, step by step
 
     def observed(self, task: DeployTask) -> tuple[float, ...]:
         """The goal coordinates that enter the observation (y, z or x, y)."""
@@ -103,8 +105,13 @@ class RandomGoals:
             self._env.reset(seed=reset_seed)
             puck = unwrapped.puck_position
             puck_start = (float(puck[0]), float(puck[1]))
+        distances = -trajectory.rewards.astype(np.float64)  # Ergo rewards: -distance after each step (float32)
+        distances[-1] = trajectory.final_distance  # the summary's value, in full precision
+        simulated = SimulatedEpisode(
+            obs=trajectory.obs.astype(np.float64), actions=trajectory.actions.astype(np.float64),
+            distances=distances, control_period_s=self._task.control_period_s)
         return Goal(world=world, source="random", puck_start=puck_start,
-                    simulated_final_distance=float(trajectory.final_distance))
+                    simulated_final_distance=float(trajectory.final_distance), simulated=simulated)
 
     def close(self) -> None:
         self._env.close()

@@ -7,6 +7,11 @@ from .errors import DeployError
 from .summary import EpisodeSummary
 
 
+def steps_file_beside(results: Path) -> Path:
+    """``results.jsonl`` -> ``results_steps.csv`` (the per-step log's default place)."""
+    return results.with_name(f"{results.stem}_steps.csv")
+
+
 class ResultsFile:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser().resolve()
