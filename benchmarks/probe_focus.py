@@ -44,6 +44,10 @@ VARIANTS: dict[str, dict[str, object]] = {
 }
 
 
+# the variants of the protocol (docs/algorithm.md "Where the sampler looks"); the others can be run by name
+PROTOCOL = ("paper", "restart_when_stuck", "state_inputs", "temperature_1", "published_code")
+
+
 def run_dir(out: Path, env: str, variant: str, seed: int) -> Path:
     return out / f"{env}_{variant}_s{seed}"
 
@@ -89,7 +93,8 @@ def table(results: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", choices=sorted(ENVS), default="lunar")
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--variants", nargs="+", default=list(PROTOCOL), choices=list(VARIANTS),
+                        help=f"default: the protocol's {list(PROTOCOL)}")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--parallel", type=int, default=1, help="probes at a time (each one process, one thread)")
     parser.add_argument("--out", type=Path, required=True)
