@@ -29,8 +29,8 @@ def play(env: gym.Env, episodes: int, seed: int = 0) -> list[list[float]]:
     """Random-action episodes; returns the settings (physical values) they ran at."""
     rng = np.random.default_rng(seed)
     settings = []
-    for _ in range(episodes):
-        _, info = env.reset()
+    for episode in range(episodes):
+        _, info = env.reset(seed=seed if episode == 0 else None)
         settings.append(info["adr"]["parameters"])
         done = False
         while not done:
@@ -77,7 +77,7 @@ def test_a_saved_loop_resumes_with_the_same_next_proposals():
     play(ADRWrapper(make_env(LUNAR, max_episode_steps=60), loop), 3)
     loop.update(random_policy)
     state = loop.state_dict()  # between two batches
-    restored = small_loop(seed=99)
+    restored = small_loop(seed=5)  # a new loop of the same config, e.g. in a new process
     restored.load_state_dict(state)
     for _ in range(2):  # the next batches are the same: same proposals, same rewards, same particle steps
         a = play(ADRWrapper(make_env(LUNAR, max_episode_steps=60), loop), 3, seed=1)
@@ -86,7 +86,7 @@ def test_a_saved_loop_resumes_with_the_same_next_proposals():
         assert loop.update(random_policy) == restored.update(random_policy)
     open_batch = loop.next_setting()  # mid-batch: a restored loop collects the open batch again from slot 0
     state = loop.state_dict()
-    restored = small_loop(seed=99)
+    restored = small_loop(seed=5)
     restored.load_state_dict(state)
     first = restored.next_setting()
     assert first.slot == 0 and first.iteration == open_batch.iteration
@@ -100,6 +100,22 @@ def test_a_saved_loop_resumes_with_the_same_next_proposals():
 def test_envs_that_do_not_fit_are_refused_at_construction(env_factory, message):
     with pytest.raises(ADRError, match=message):
         ADRWrapper(env_factory(), small_loop())
+
+
+def test_shapes_the_discriminator_was_not_built_for_are_refused_at_construction():
+    stacked = gym.wrappers.FrameStackObservation(make_env(LUNAR), 2)  # observations (2, 8) instead of (8,)
+    with pytest.raises(ADRError, match="discriminator was built for"):
+        ADRWrapper(stacked, small_loop())
+
+
+def test_a_loop_state_of_another_run_is_refused():
+    state = small_loop("adr").state_dict()
+    with pytest.raises(ADRError, match="this loop is"):
+        small_loop("udr").load_state_dict(state)
+    with pytest.raises(ADRError, match="seed"):
+        small_loop(seed=1).load_state_dict(state)
+    with pytest.raises(ADRError, match="format"):
+        small_loop().load_state_dict({**state, "format": 99})
 
 
 def test_sb3_sac_with_the_adr_callback_runs_and_moves_the_particles():

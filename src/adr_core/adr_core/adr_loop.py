@@ -156,6 +156,7 @@ class ADRLoop:
                                                   "physical": torch.from_numpy(self._batch.physical.copy())}
         return {"format": LOOP_FORMAT, "env_id": self.config.env_id, "space": self.space.to_dict(),
                 "obs_dim": self.obs_dim, "act_dim": self.act_dim, "sampler_kind": self.config.sampler,
+                "seed": self.config.seed,
                 "iteration": self.iteration, "sampler": self.sampler.state_dict(),
                 "discriminator": None if self.discriminator is None else self.discriminator.state_dict(),
                 "batch": batch}
@@ -163,11 +164,12 @@ class ADRLoop:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state.get("format") != LOOP_FORMAT:
             raise ADRError(f"an ADR loop state of format {state.get('format')!r}; this build reads {LOOP_FORMAT}")
-        found = (state["env_id"], state["obs_dim"], state["act_dim"], state["sampler_kind"])
-        wanted = (self.config.env_id, self.obs_dim, self.act_dim, self.config.sampler)
+        found = (state["env_id"], state["obs_dim"], state["act_dim"], state["sampler_kind"], state.get("seed"))
+        wanted = (self.config.env_id, self.obs_dim, self.act_dim, self.config.sampler, self.config.seed)
         if found != wanted or state["space"] != self.space.to_dict():
-            raise ADRError(f"an ADR loop state of (env, obs, act, sampler) = {found} (or another space); this loop is "
-                           f"{wanted}")
+            raise ADRError(f"an ADR loop state of (env, obs, act, sampler, seed) = {found} (or another space); this "
+                           f"loop is {wanted} (the seed drives the reference episodes: build the loop from the same "
+                           f"config)")
         self.sampler.load_state_dict(state["sampler"])
         if self.discriminator is not None:
             self.discriminator.load_state_dict(state["discriminator"])

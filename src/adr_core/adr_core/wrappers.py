@@ -6,7 +6,9 @@ finished episode back to it, so any learner that steps a gymnasium env trains wi
 
 At ``reset`` the wrapper asks the loop for the next setting and calls the env's ``set_parameters`` (effective from
 this reset); it records the episode's transitions and, when the episode terminates or is truncated, gives the loop
-the ``Trajectory``. An episode cut short by a ``reset`` before its end is dropped. ``info["adr"]`` carries the
+the ``Trajectory``. An episode cut short by a ``reset`` before its end is dropped and does not use up its setting:
+the next episode runs at the same one (so ``reset(seed=s)`` twice gives the same episode, as gymnasium's env checker
+requires, and a learner that abandons episodes leaves no slot of the batch empty). ``info["adr"]`` carries the
 setting (iteration, slot, physical values) at reset. Errors at construction, not mid-training: an env without
 ``set_parameters``, a randomization space other than the loop's, observation or action shapes the loop's
 discriminator was not built for.
@@ -22,8 +24,10 @@ from .adr_loop import ADRError, ADRLoop, Setting
 from .rollout import Trajectory
 
 
-class ADRWrapper(gym.Wrapper[Any, Any, Any, Any]):
+class ADRWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
     def __init__(self, env: gym.Env[Any, Any], loop: ADRLoop) -> None:
+        # recorded (not copied) so that ``env.spec.make()`` rebuilds the wrapper around the same loop
+        gym.utils.RecordConstructorArgs.__init__(self, loop=loop, _disable_deepcopy=True)
         super().__init__(env)
         unwrapped = env.unwrapped
         if not callable(getattr(unwrapped, "set_parameters", None)):
@@ -43,7 +47,8 @@ class ADRWrapper(gym.Wrapper[Any, Any, Any, Any]):
         self._obs: np.ndarray | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        self._setting = self.loop.next_setting()
+        if self._setting is None or self._setting.iteration != self.loop.iteration:  # the last one finished / stale
+            self._setting = self.loop.next_setting()
         self.env.unwrapped.set_parameters(self._setting.physical)  # type: ignore[attr-defined]
         obs, info = self.env.reset(seed=seed, options=options)
         self._obs, self._steps = np.asarray(obs, dtype=np.float32), []
