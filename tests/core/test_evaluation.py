@@ -253,3 +253,17 @@ def test_the_periodic_hook_leaves_training_unchanged(tmp_path):
 
     assert metrics(True) == metrics(False)
     assert (tmp_path / "True" / "evaluation.csv").read_text().count("\n") == 1 + 4
+
+
+def test_every_public_name_of_the_evaluation_package_is_what_it_names_after_its_modules_are_imported():
+    """The package resolves names lazily; a submodule named like a function would shadow it once imported."""
+    import importlib
+    import pkgutil
+    import types
+
+    import adr_core.evaluation as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
+    shadowed = [name for name in package.__all__ if isinstance(getattr(package, name), types.ModuleType)]
+    assert shadowed == []

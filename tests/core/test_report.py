@@ -17,7 +17,7 @@ from adr_core.evaluation.report import ReportOptions, build_report
 from adr_core.evaluation.report_evaluations import EvaluationOptions
 from adr_core.evaluation.run_data import load_run
 from adr_core.evaluation.solved import solved_criterion
-from adr_core.evaluation.sweep import SweepResult
+from adr_core.evaluation.sweeps import SweepResult
 from adr_core.randomization import load_space
 
 LUNAR, PUSHER = "adr/LunarLander-v0", "adr/Pusher3DOF-v0"

@@ -5,6 +5,7 @@ processes from these descriptions, so the two start the same nodes with the same
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,12 +143,18 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
         from adr_core.training.cli import resolve_experiment
 
         config_file = str(resolve_experiment(args["config"]).resolve())
+    from adr_core.run_spec import RunSpec
+    from adr_core.training.config import TrainConfig
+
+    config = TrainConfig.from_yaml(config_file) if config_file else TrainConfig()
+    spec = RunSpec.resolve(config.with_overrides(overrides))  # once, for every node
     env_name = args["env"].split("/")[-1].split("-")[0].lower()
     run_dir = args["run_dir"] or f"runs/{env_name}_{args['method']}_seed{args['seed']}"
     return {
         "config_file": config_file,
         "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
         "run_dir": str(Path(run_dir).resolve()),
+        "run_spec": spec.to_json(),
     }
 
 
@@ -171,11 +178,12 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     # After Ctrl-C, sampler and discriminator keep serving until the trainer has written its final checkpoint.
     nodes = [NodeSpec("adr_sampler_node", "sampler_node", "adr_sampler", {**common, "resume": resume}, required=True,
                       shutdown_timeout=TRAINER_SHUTDOWN_S)]
-    consumers = 2 if args["method"] == "adr" else 1  # trainer (+ discriminator)
+    learns = json.loads(common["run_spec"])["learns_from_rewards"]  # ADR: a discriminator, reference rollouts
+    consumers = 2 if learns else 1  # of the trajectories: trainer (+ discriminator)
     nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": consumers,
                                                           "frozen_policy": frozen}, respawn=True)
               for name in instances]
-    if args["method"] == "adr":
+    if learns:
         nodes.append(NodeSpec("adr_discriminator_node", "discriminator_node", "adr_discriminator",
                               {**common, "resume": resume}, required=True, shutdown_timeout=TRAINER_SHUTDOWN_S))
     if args["viewer"] == "true":
@@ -185,7 +193,8 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",
                           {**common, "resume": resume, "mode": args["mode"], "sim_instances": instances,
                            "rollout_timeout": float(args["rollout_timeout"]), "frozen_policy": frozen,
-                           "probe_iterations": int(args["iterations"])},
+                           "probe_iterations": int(args["iterations"]),
+                           "wait_for_recorder": "adr_recorder" if args["record"] == "true" else ""},
                           required=True, shutdown_timeout=TRAINER_SHUTDOWN_S))
     return nodes
 

@@ -29,6 +29,19 @@ NEVER = ("adr/policy_weights",)  # the checkpoints hold the weights
 TRAJECTORIES = "adr/trajectories"
 
 
+# The training graph's topics (docs/node_graph.md), subscribed at start so that a short run loses nothing to the
+# discovery delay (the trainer waits for this node's subscriptions when the graph records); others are discovered.
+KNOWN_TYPES = {"adr/proposals": "adr_interfaces/msg/ParameterSet",
+               "adr/particle_rewards": "adr_interfaces/msg/ParticleRewards",
+               "adr/sampler_state": "adr_interfaces/msg/SamplerState",
+               "adr/sample_histogram": "adr_interfaces/msg/SampleHistogram",
+               "adr/trajectories": "adr_interfaces/msg/Trajectory",
+               "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray"}  # absolute, as every node publishes it
+# what their publishers offer (adr_ros.qos): history kept for late joiners
+KNOWN_QOS = {topic: {"durability": QoSDurabilityPolicy.TRANSIENT_LOCAL}
+             for topic in ("adr/proposals", "adr/sampler_state", "adr/sample_histogram")}
+
+
 def message_class(type_name: str) -> type:
     package, kind, name = type_name.split("/")
     return getattr(importlib.import_module(f"{package}.{kind}"), name)  # type: ignore[no-any-return]
@@ -50,6 +63,9 @@ class RecorderNode(Node):
         self._lock = threading.Lock()
         self._subscribed: set[str] = set()
         self._next_trajectory = 0.0
+        for topic, type_name in KNOWN_TYPES.items():  # the graph's own topics: subscribed before they appear
+            if self.wanted(topic):
+                self.subscribe(self.resolve_topic_name(topic), type_name, KNOWN_QOS.get(topic, {}))
         self.create_timer(1.0, self.discover)
         self.discover()
         self.get_logger().info(f"recording {', '.join(self.patterns)} into {bag_dir}")
@@ -67,17 +83,29 @@ class RecorderNode(Node):
         for topic, types in self.get_topic_names_and_types():
             if topic in self._subscribed or not self.wanted(topic) or not types:
                 continue
-            try:
-                cls = message_class(types[0])
-                self.bag.add_topic(topic, types[0])
-            except (BagError, ImportError, AttributeError, ValueError) as error:
-                self.get_logger().warning(f"not recording {topic}: {error}")
-                self._subscribed.add(topic)
-                continue
-            qos = QoSProfile(depth=100, reliability=QoSReliabilityPolicy.RELIABLE,
-                             durability=QoSDurabilityPolicy.VOLATILE)
-            self.create_subscription(cls, topic, lambda data, t=topic: self.on_message(t, data), qos, raw=True)
-            self._subscribed.add(topic)
+            self.subscribe(topic, types[0], self.offered_qos(topic))
+
+    def subscribe(self, topic: str, type_name: str, qos: dict) -> None:
+        self._subscribed.add(topic)
+        try:
+            cls = message_class(type_name)
+            self.bag.add_topic(topic, type_name)
+        except (BagError, ImportError, AttributeError, ValueError) as error:
+            self.get_logger().warning(f"not recording {topic}: {error}")
+            return
+        profile = QoSProfile(depth=256, **{"reliability": QoSReliabilityPolicy.RELIABLE,
+                                           "durability": QoSDurabilityPolicy.VOLATILE, **qos})
+        self.create_subscription(cls, topic, lambda data, t=topic: self.on_message(t, data), profile, raw=True)
+
+    def offered_qos(self, topic: str) -> dict:
+        """Adapt to what the publishers offer, as ``ros2 bag record`` does: best effort if any publisher offers only
+        that (metrics; a reliable subscription would match none of them), and transient local if every publisher
+        keeps a history (proposals: what was published before this node subscribed is delivered too)."""
+        offered = [info.qos_profile for info in self.get_publishers_info_by_topic(topic)]
+        best_effort = any(q.reliability == QoSReliabilityPolicy.BEST_EFFORT for q in offered)
+        history = bool(offered) and all(q.durability == QoSDurabilityPolicy.TRANSIENT_LOCAL for q in offered)
+        return {"reliability": QoSReliabilityPolicy.BEST_EFFORT if best_effort else QoSReliabilityPolicy.RELIABLE,
+                "durability": QoSDurabilityPolicy.TRANSIENT_LOCAL if history else QoSDurabilityPolicy.VOLATILE}
 
     def on_message(self, topic: str, data: bytes) -> None:
         if topic.lstrip("/") == TRAJECTORIES:

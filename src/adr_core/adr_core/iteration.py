@@ -84,7 +84,7 @@ def score_then_train(discriminator: DiscriminatorRewarder, randomized: list[Traj
                                  "d_reference": discriminator.mean_probability(reference)}
     steps = discriminator.steps_for(randomized)
     metrics.update(discriminator.train(randomized, reference, steps))
-    metrics["discriminator_steps"] = steps
+    metrics["discriminator_steps"] = float(steps)  # as the graph carries it (float64 metric values)
     return rewards, metrics
 
 

@@ -18,9 +18,7 @@ from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 from rclpy.node import Node
 
 from adr_core.discriminator import DiscriminatorRewarder
-from adr_core.envs import make_env
 from adr_core.iteration import score_then_train
-from adr_core.samplers import make_sampler
 from adr_core.training.config import ConfigError
 from adr_core.training.seeding import component_seed
 from adr_core.training.trainer import resolve_device
@@ -35,7 +33,7 @@ from adr_ros.checkpoints import SnapshotKeeper, checkpoint_dir, load_component
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node, trainer_is_running
 from adr_ros.metrics import MetricPublisher
-from adr_ros.run_config import declare_run_parameters
+from adr_ros.run_config import declare_run
 
 COMPONENT = "discriminator"
 METRICS = ("discriminator_loss", "sampler_reward_mean", "d_randomized", "d_reference", "discriminator_steps",
@@ -45,7 +43,7 @@ METRICS = ("discriminator_loss", "sampler_reward_mean", "d_randomized", "d_refer
 class DiscriminatorNode(Node):
     def __init__(self) -> None:
         super().__init__("adr_discriminator")
-        self.config, self.run_dir = declare_run_parameters(self)
+        self.config, self.run_dir, spec = declare_run(self)
         resume = self.declare_parameter("resume", False, ParameterDescriptor(
             description="Load the state named by <run_dir>/checkpoints/latest.json", read_only=True)).value
         max_ahead = self.declare_parameter("max_iterations_ahead", 4, ParameterDescriptor(
@@ -53,17 +51,11 @@ class DiscriminatorNode(Node):
             integer_range=[IntegerRange(from_value=1, to_value=1000, step=1)], read_only=True)).value
 
         cfg = self.config
-        env = make_env(cfg.env_id, **cfg.env_kwargs())
-        space = env.unwrapped.randomization_space
-        self.obs_dim = int(np.prod(env.observation_space.shape))
-        self.act_dim = int(np.prod(env.action_space.shape))
-        env.close()
-        sampler = make_sampler(cfg.sampler, space, cfg.resolved_svpg(), component_seed(cfg.seed, "sampler"),
-                               cfg.fixed_range)
-        if not sampler.learns_from_rewards:
+        self.obs_dim, self.act_dim = spec.obs_dim, spec.act_dim
+        if not spec.learns_from_rewards:
             raise ConfigError(f"sampler {cfg.sampler!r} does not learn from rewards: the discriminator node serves "
                               f"ADR runs only (sampler 'adr'); do not start it for this run")
-        self.slots = sampler.num_proposals
+        self.slots = spec.slots
         self.discriminator = DiscriminatorRewarder(self.obs_dim, self.act_dim, cfg.discriminator,
                                                    component_seed(cfg.seed, COMPONENT), resolve_device(cfg.device))
         self.snapshots = SnapshotKeeper(COMPONENT)

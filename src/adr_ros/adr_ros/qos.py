@@ -5,6 +5,12 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 RELIABLE_STREAM = QoSProfile(
     history=HistoryPolicy.KEEP_LAST, depth=256, reliability=ReliabilityPolicy.RELIABLE
 )
+# Streams of record (proposals): reliable, and the last 256 kept for late joiners (a recorder, rqt, the monitor)
+# that subscribe with transient-local durability; volatile subscribers match as before.
+RELIABLE_HISTORY = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST, depth=256, reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
 # Latest-value topics (policy weights, sampler state): late joiners get the last sample.
 LATCHED = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,

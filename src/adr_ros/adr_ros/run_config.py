@@ -1,7 +1,9 @@
-"""The run configuration every ADR node builds from the same three ROS parameters.
+"""The run configuration every ADR node builds from the same ROS parameters.
 
-``config_file`` (experiment YAML, empty = paper defaults) + ``overrides`` (YAML mapping of dotted keys) ->
-``adr_core.training.TrainConfig``; ``run_dir`` is where the run's files go.
+``run_spec`` (JSON of ``adr_core.run_spec.RunSpec``, computed once by the launcher) carries the resolved config, the
+env's shapes and space, the proposals per iteration: a node reads what it needs from it and builds no env or sampler
+just to learn a shape. Without it (a node started on its own), ``config_file`` (experiment YAML, empty = paper
+defaults) + ``overrides`` (YAML mapping of dotted keys) are resolved here. ``run_dir`` is where the run's files go.
 """
 from __future__ import annotations
 
@@ -12,10 +14,17 @@ import yaml
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
+from adr_core.run_spec import RunSpec
 from adr_core.training.config import ConfigError, TrainConfig
 
 
 def declare_run_parameters(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig, Path]:
+    """``declare_run`` without the spec (nodes that need only the config)."""
+    config, run_dir, _ = declare_run(node, default_torch_threads)
+    return config, run_dir
+
+
+def declare_run(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig, Path, RunSpec]:
     """Declare ``config_file``, ``overrides``, ``run_dir``, ``torch_threads`` on ``node``; build the run's config.
 
     ``torch_threads`` defaults to 1 for helper nodes: several torch processes share the cores, and each
@@ -41,11 +50,20 @@ def declare_run_parameters(node: Node, default_torch_threads: int = 1) -> tuple[
             description="torch.set_num_threads for this process; 0: the run config's torch_threads", read_only=True
         ),
     ).value
-    config = build_config(config_file, overrides)
+    spec_text = node.declare_parameter(
+        "run_spec", "", ParameterDescriptor(
+            description="The run's resolved specification (JSON, adr_core.run_spec), computed once by the launcher; "
+                        "empty: resolved from config_file and overrides", read_only=True)).value
+    if spec_text:
+        spec = RunSpec.from_json(spec_text)
+        config = spec.train_config()
+    else:
+        config = build_config(config_file, overrides)
+        spec = RunSpec.resolve(config)
     threads = threads or config.torch_threads
     if threads:
         torch.set_num_threads(threads)
-    return config, Path(run_dir)
+    return config, Path(run_dir), spec
 
 
 def build_config(config_file: str, overrides: str) -> TrainConfig:

@@ -16,7 +16,6 @@ from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 from rclpy.node import Node
 
 from adr_core.evaluation.sampling_stats import mean_pairwise_distance
-from adr_core.randomization import load_space
 from adr_core.samplers import Sampler, SamplerError, make_sampler
 from adr_core.training.seeding import component_seed
 from adr_interfaces.msg import ParameterSet, ParticleRewards, SampleHistogram, SamplerState
@@ -27,7 +26,7 @@ from adr_ros.checkpoints import SnapshotKeeper, load_component
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node, trainer_is_running
 from adr_ros.metrics import MetricPublisher
-from adr_ros.run_config import declare_run_parameters
+from adr_ros.run_config import declare_run
 
 COMPONENT = "sampler"
 METRICS = ("sampler_reward_mean", "sampler_spread", "svpg_value_loss", "svpg_bandwidth", "svpg_log_std")
@@ -36,14 +35,14 @@ METRICS = ("sampler_reward_mean", "sampler_spread", "svpg_value_loss", "svpg_ban
 class SamplerNode(Node):
     def __init__(self) -> None:
         super().__init__("adr_sampler")
-        self.config, self.run_dir = declare_run_parameters(self)
+        self.config, self.run_dir, spec = declare_run(self)
         bins = self.declare_parameter("histogram_bins", 20, ParameterDescriptor(
             description="Bins per dimension of the published sampling histogram",
             integer_range=[IntegerRange(from_value=2, to_value=1000, step=1)], read_only=True)).value
         resume = self.declare_parameter("resume", False, ParameterDescriptor(
             description="Load the state named by <run_dir>/checkpoints/latest.json", read_only=True)).value
         cfg = self.config
-        self.space = load_space(cfg.env_id)
+        self.space = spec.randomization_space()
         self.sampler: Sampler = make_sampler(cfg.sampler, self.space, cfg.resolved_svpg(),
                                              component_seed(cfg.seed, COMPONENT), cfg.fixed_range)
         self.iteration = 0  # the next iteration to propose
@@ -57,7 +56,7 @@ class SamplerNode(Node):
             self.histogram = state["histogram"].numpy().astype(np.uint64).reshape(self.histogram.shape)
             self.get_logger().info(f"resumed after iteration {state['iteration']}")
 
-        self.proposals_pub = self.create_publisher(ParameterSet, topics.PROPOSALS, qos.RELIABLE_STREAM)
+        self.proposals_pub = self.create_publisher(ParameterSet, topics.PROPOSALS, qos.RELIABLE_HISTORY)
         self.state_pub = self.create_publisher(SamplerState, topics.SAMPLER_STATE, qos.LATCHED)
         self.histogram_pub = self.create_publisher(SampleHistogram, topics.SAMPLE_HISTOGRAM, qos.LATCHED)
         self.metrics = MetricPublisher(self, METRICS)

@@ -27,11 +27,9 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 from adr_core.agents import make_agent
-from adr_core.envs import make_env
 from adr_core.iteration import IterationResult, update_agent
 from adr_core.probe.policies import load_frozen_policy
 from adr_core.rollout import Trajectory
-from adr_core.samplers import make_sampler
 from adr_core.training.checkpoint import CheckpointError
 from adr_core.training.config import ConfigError
 from adr_core.training.run_log import RunLog
@@ -46,7 +44,7 @@ from adr_ros.checkpoints import checkpoint_dir, component_file, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
 from adr_ros.metrics import MetricPublisher
-from adr_ros.run_config import declare_run_parameters
+from adr_ros.run_config import declare_run
 from adr_trainer_node.agent_checkpoint import load_agent, save_agent
 from adr_trainer_node.dispatcher import RolloutDispatcher
 from adr_trainer_node.inbox import TrajectoryInbox
@@ -63,7 +61,7 @@ class StopRequested(Exception):
 class TrainerNode(Node):
     def __init__(self, stop_requested: threading.Event | None = None) -> None:
         super().__init__("adr_trainer")
-        self.config, self.run_dir = declare_run_parameters(self, default_torch_threads=0)
+        self.config, self.run_dir, spec = declare_run(self, default_torch_threads=0)
         cfg = self.config
         self.mode = self.declare_parameter("mode", "sync", ParameterDescriptor(
             description="sync: each iteration waits for its rollouts (Algorithm 1); async: roll out iteration k+1 "
@@ -79,18 +77,17 @@ class TrainerNode(Node):
         self.rollout_timeout = self.declare_parameter("rollout_timeout", 120.0, ParameterDescriptor(
             description="Seconds before an unfinished rollout is given to another instance",
             floating_point_range=[FloatingPointRange(from_value=1.0, to_value=3600.0)], read_only=True)).value
+        self.wait_for_recorder = self.declare_parameter("wait_for_recorder", "", ParameterDescriptor(
+            description="Node name of a recorder to wait for (up to 15 s) before iteration 0, so that the bag holds "
+                        "the run from its start; empty: none (record:=true sets it)", read_only=True)).value
         self.service_timeout = self.declare_parameter("service_timeout", 60.0, ParameterDescriptor(
             description="Seconds to wait for the sampler / discriminator before giving up",
             floating_point_range=[FloatingPointRange(from_value=1.0, to_value=3600.0)], read_only=True)).value
         resume = self.declare_parameter("resume", False, ParameterDescriptor(
             description="Continue from <run_dir>/checkpoints/latest.json", read_only=True)).value
 
-        env_kwargs = cfg.env_kwargs()
-        env = make_env(cfg.env_id, **env_kwargs)
-        self.space = env.unwrapped.randomization_space
-        obs_dim = int(np.prod(env.observation_space.shape))
-        act_dim = int(np.prod(env.action_space.shape))
-        env.close()
+        self.space = spec.randomization_space()
+        obs_dim, act_dim = spec.obs_dim, spec.act_dim
         self.agent = make_agent(cfg.agent, obs_dim, act_dim, component_seed(cfg.seed, "agent"),
                                 resolve_device(cfg.device))
         self.frozen = None
@@ -98,8 +95,7 @@ class TrainerNode(Node):
             if not frozen_spec:
                 raise ConfigError("mode probe needs the frozen_policy parameter")
             self.frozen = load_frozen_policy(frozen_spec, cfg.env_id, self.space)
-        sampler = make_sampler(cfg.sampler, self.space, cfg.resolved_svpg(), 0, cfg.fixed_range)
-        self.slots, self.learns_from_rewards = sampler.num_proposals, sampler.learns_from_rewards
+        self.slots, self.learns_from_rewards = spec.slots, spec.learns_from_rewards
         self.iteration, self.wall_time = 0, 0.0
         if resume:
             payload = load_agent(self.run_dir, self.agent, cfg, self.space)
@@ -347,21 +343,25 @@ class TrainerNode(Node):
         if self.stop_requested.is_set() and not allow_during_checkpoint:
             raise StopRequested
 
-    def _rewards_of(self, k: int, wait_s: float = 10.0) -> np.ndarray | None:
+    def _rewards_of(self, k: int) -> np.ndarray | None:
         if not self.learns_from_rewards:
             return None
-        deadline = time.monotonic() + (wait_s if self.mode in ("sync", "probe") else 0.0)
+        # sync: the row waits for them (a loaded machine may take seconds); the discriminator and the sampler are
+        # required nodes, so a dead one stops the graph rather than this wait
+        deadline = time.monotonic() + (self.service_timeout if self.mode in ("sync", "probe") else 0.0)
         while k not in self.rewards and time.monotonic() < deadline and not self.stop_requested.is_set():
             time.sleep(0.005)
         for old in [i for i in self.rewards if i < k]:
             del self.rewards[old]
         return self.rewards.get(k)
 
-    def _sampler_metrics_of(self, k: int, wait_s: float = 10.0) -> dict[str, float]:
+    def _sampler_metrics_of(self, k: int) -> dict[str, float]:
         """The sampler's update statistics of iteration k (it publishes them once the rewards of k arrived)."""
         if not self.learns_from_rewards:
             return {}
-        deadline = time.monotonic() + (wait_s if self.mode in ("sync", "probe") else 0.0)
+        # sync: the row waits for them (a loaded machine may take seconds); the discriminator and the sampler are
+        # required nodes, so a dead one stops the graph rather than this wait
+        deadline = time.monotonic() + (self.service_timeout if self.mode in ("sync", "probe") else 0.0)
         while k not in self.sampler_metrics and time.monotonic() < deadline and not self.stop_requested.is_set():
             time.sleep(0.005)
         for old in [i for i in self.sampler_metrics if i < k]:
@@ -376,6 +376,23 @@ class TrainerNode(Node):
                 raise RuntimeError(f"no sampler or simulator instance ({', '.join(self.instances)}) appeared within "
                                    f"{self.service_timeout:.0f} s")
             time.sleep(0.05)
+        if self.wait_for_recorder:
+            self._wait_for_recorder(self.wait_for_recorder)
+
+    def _wait_for_recorder(self, name: str, timeout: float = 15.0) -> None:
+        """Until the recorder has subscribed (it subscribes to the graph's topics at start); a recorder that failed
+        (e.g. its bag folder exists) costs this wait, then the run goes on without it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_stop()
+            for node, namespace in self.get_node_names_and_namespaces():
+                try:
+                    if node == name and self.get_subscriber_names_and_types_by_node(node, namespace):
+                        return
+                except Exception:  # noqa: BLE001 - it left the graph between the two calls
+                    pass
+            time.sleep(0.05)
+        self.get_logger().warning(f"{name} did not subscribe within {timeout:.0f} s: the bag may miss the run's start")
 
     def _report_progress(self, row: dict, n_updates: int, t_agent: float) -> None:
         budget, steps = self.config.total_agent_steps, self.agent.transitions_seen

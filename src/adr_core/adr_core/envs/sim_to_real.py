@@ -101,5 +101,6 @@ class SimToReal:
     def read_angles(self, angles: list[float], rng: np.random.Generator) -> list[float]:
         """Joint-angle readings as the policy sees them."""
         if self.noise > 0.0:
-            return (np.asarray(angles) + rng.normal(0.0, self.noise, len(angles))).tolist()
+            noisy = np.asarray(angles, dtype=np.float64) + rng.normal(0.0, self.noise, len(angles))
+            return [float(a) for a in noisy]
         return angles

@@ -17,7 +17,7 @@ from typing import Any
 _WHERE = {"SweepGrid": "grids", "setting_points": "grids", "sweep_grid": "grids", "EVALUATION_FILE": "periodic",
           "PeriodicEvaluation": "periodic", "TrainedPolicy": "policies", "load_policy": "policies",
           "snapshot_checkpoints": "policies", "SettingScore": "settings", "evaluate": "settings",
-          "SolvedCriterion": "solved", "solved_criterion": "solved", "SweepResult": "sweep", "sweep": "sweep"}
+          "SolvedCriterion": "solved", "solved_criterion": "solved", "SweepResult": "sweeps", "sweep": "sweeps"}
 
 __all__ = sorted(_WHERE)
 

@@ -17,7 +17,7 @@ from .policies import CHECKPOINTS, load_policy, resolve_checkpoint
 from .report_evaluations import RUN_SWEEP_DIR, EvaluationOptions
 from .run_data import RunDataError
 from .settings import SCORE_FIELDS, SettingScore, evaluate
-from .sweep import DEFAULT_EPISODES, DEFAULT_SEEDS, sweep
+from .sweeps import DEFAULT_EPISODES, DEFAULT_SEEDS, sweep
 
 SETTINGS_CSV = "settings.csv"
 _LINE_POINTS, _GRID_POINTS = DEFAULT_POINTS["per_dimension"], DEFAULT_POINTS["grid_2d"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..randomization import RandomizationSpace
-from .sweep import SweepResult
+from .sweeps import SweepResult
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from .points import PointOutcomes, PointsRequest, evaluate_points
 from .policies import TrainedPolicy, load_policy, read_policy_file, snapshot_checkpoints
 from .run_data import RunData
 from .settings import SettingScore
-from .sweep import SweepResult, policy_spec, sweep_request, sweep_result
+from .sweeps import SweepResult, policy_spec, sweep_request, sweep_result
 
 RUN_SWEEP_DIR = "evaluation"  # adr-evaluate's default output inside a run directory (reused when it matches)
 

@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ...randomization import RandomizationSpace
-from ..sweep import SweepResult
+from ..sweeps import SweepResult
 from .style import dimension_label, method_color, new_figure, set_title, solved_line
 
 

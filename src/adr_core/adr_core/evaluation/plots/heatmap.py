@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ...randomization import RandomizationSpace
-from ..sweep import SweepResult
+from ..sweeps import SweepResult
 from .style import dimension_label
 
 
