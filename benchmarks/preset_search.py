@@ -85,6 +85,9 @@ def report(paths: list[Path], variants: dict[str, dict[str, Any]]) -> str:
              "steps, s per run |", "|---|---|---|---|---|---|"]
     for path in paths:
         runs = [json.loads(line) for line in path.read_text().splitlines() if line]
+        if runs and "landed" not in runs[0]:  # a --progress file: evaluation points of runs that did not finish
+            lines += progress_rows(path, runs, variants)
+            continue
         for name in dict.fromkeys(r["variant"] for r in runs):
             group = sorted((r for r in runs if r["variant"] == name), key=lambda r: r["seed"])
             landed = ", ".join(f"s{r['seed']}: {r['landed']['agent_steps'] // 1000}k / {r['landed']['train_s']:.0f}"
@@ -94,6 +97,23 @@ def report(paths: list[Path], variants: dict[str, dict[str, Any]]) -> str:
             lines.append(f"| {path.stem} | {name} ({variants.get(name, {}).get('description', '?')}) | "
                          f"{len(group)} | {landed} | {final} | {budget} |")
     return "\n".join(lines)
+
+
+def progress_rows(path: Path, points: list[dict[str, Any]], variants: dict[str, dict[str, Any]]) -> list[str]:
+    """Rows for runs known only from their --progress points (stopped before the end): landing and last point."""
+    rows = []
+    for name in dict.fromkeys(p["variant"] for p in points):
+        seeds = sorted({p["seed"] for p in points if p["variant"] == name})
+        landed, last = [], []
+        for seed in seeds:
+            curve = [p for p in points if p["variant"] == name and p["seed"] == seed]
+            first = next((p for p in curve if p["return_mean"] >= LANDED), None)
+            landed.append(f"s{seed}: {first['agent_steps'] // 1000}k / {first['train_s']:.0f}" if first
+                          else f"s{seed}: not yet")
+            last.append(f"s{seed}: {curve[-1]['return_mean']:.0f} at {curve[-1]['agent_steps'] // 1000}k")
+        rows.append(f"| {path.stem} | {name} ({variants.get(name, {}).get('description', '?')}) | {len(seeds)} | "
+                    f"{', '.join(landed)} | unfinished; last evaluation {', '.join(last)} | - |")
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:

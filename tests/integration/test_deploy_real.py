@@ -248,3 +248,14 @@ def test_a_bad_checkpoint_stops_the_graph_with_a_reason(ros_env: dict[str, str],
 
 def _rest_units(motor_id: int) -> int:
     return degrees_to_units(DIRECTIONS[motor_id] * REST_POSE_DEG[motor_id])
+
+
+def test_a_port_that_never_answers_is_reported_and_stops_the_graph_with_code_3(
+        ros_env: dict[str, str], tmp_path: Path, trained_run: Path) -> None:
+    done = deploy(ros_env, f"checkpoint:={trained_run}", f"port:={tmp_path / 'ttyNONE'}", "connect_timeout:=6",
+                  timeout=90)
+    output = done.stdout + done.stderr
+    assert done.returncode == 3, output
+    assert output.count("cannot open") >= 2 and "unreachable for 5 s" in output  # repeated while waiting
+    assert "giving up: the bus at" in output and "connect_timeout 6 s" in output
+    assert "Traceback" not in output

@@ -56,6 +56,7 @@ def test_ctrl_c_checkpoints_and_resume_continues_the_same_run(reference_run: Pat
     first.send_signal(signal.SIGINT)
     output = finish(first, seen, timeout=60)
     assert first.returncode == 0, output
+    assert "[adr_trainer] Ctrl-C: stopping after the current learning block" in output  # said at once
     manifest = json.loads((tmp_path / "checkpoints" / "latest.json").read_text())
     assert manifest["iteration"] >= 3
     assert "Traceback" not in output

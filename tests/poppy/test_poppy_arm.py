@@ -215,6 +215,21 @@ def test_missing_port_fails_cleanly(tmp_path) -> None:
     assert "cannot open" in arm.status().last_error and not arm.status().connected
 
 
+def test_a_missing_port_is_reported_again_every_few_seconds_with_how_long(tmp_path) -> None:
+    config: ArmConfig = load_config().with_bus(port=str(tmp_path / "nothing"))
+    logged: list[str] = []
+    arm = PoppyArm(config, Xl320Bus(config.bus, config.motor_ids), reconnect_period=1.0,
+                   log=lambda level, message: logged.append(message))
+    start = time.monotonic()  # simulated clock: one attempt per second for 12 s
+    for second in range(13):
+        arm.step(start + second)
+    assert arm.unreachable_for(start + 12) == pytest.approx(12)
+    reports = [m for m in logged if "cannot open" in m]
+    assert len(reports) == 3  # at 0 s, then every 5 s: the same error is not repeated every attempt
+    assert "unreachable for 5 s, 6 attempts" in reports[1] and "unreachable for 10 s" in reports[2]
+    arm.close()
+
+
 def test_dry_run_with_pypots_dummy_simulator() -> None:
     config = load_config()
     arm = PoppyArm(config, DummyBus(config.motor_ids))

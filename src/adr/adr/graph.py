@@ -20,16 +20,23 @@ class Argument:
     default: str
     description: str
     choices: tuple[str, ...] = ()
-    kind: type = str  # int or float: the value must parse as one
+    kind: type = str  # int or float: the value must parse as one (empty allowed when the default is empty)
+    bounds: tuple[float, float] | None = None  # int/float: inclusive range
 
     def check(self, value: str) -> None:
         if self.choices and value not in self.choices:
             raise ValueError(f"{self.name}:={value} is not one of {', '.join(self.choices)}")
-        if self.kind is not str:
-            try:
-                self.kind(value)
-            except ValueError:
-                raise ValueError(f"{self.name}:={value} is not a valid {self.kind.__name__}") from None
+        if self.kind is str or (value == "" and self.default == ""):
+            return
+        form = "an integer" if self.kind is int else "a number"
+        try:
+            number = self.kind(value)
+        except ValueError:
+            raise ValueError(f"{self.name}:={value} is not {form}"
+                             + (" (or empty)" if self.default == "" else "")) from None
+        if self.bounds and not (self.bounds[0] <= number <= self.bounds[1]) or number != number:
+            low, high = self.bounds or (float("-inf"), float("inf"))
+            raise ValueError(f"{self.name}:={value} must be {form} in [{low:g}, {high:g}]")
 
 
 @dataclass(frozen=True)
@@ -91,9 +98,10 @@ TRAIN_SIM_ARGUMENTS = (
         "baseline (reference only), oracle (uniform over the space's 'hard' range)",
         tuple(METHODS),
     ),
-    Argument("instances", "2", "number of simulator instance nodes", kind=int),
-    Argument("seed", "0", "seed of every random generator of the run", kind=int),
-    Argument("budget", "", "agent steps to train for (empty: the config's total_agent_steps, paper 1M)"),
+    Argument("instances", "2", "number of simulator instance nodes", kind=int, bounds=(1, 64)),
+    Argument("seed", "0", "seed of every random generator of the run", kind=int, bounds=(0, 2**31 - 1)),
+    Argument("budget", "", "agent steps to train for (empty: the config's total_agent_steps, paper 1M)", kind=int,
+             bounds=(1, 10**10)),
     Argument(
         "mode",
         "sync",
@@ -108,21 +116,22 @@ TRAIN_SIM_ARGUMENTS = (
         "mode:=probe: the frozen policy: a run directory / checkpoint of this env, or "
         "module:callable (e.g. adr_core.probe.controllers:lunar_lander_heuristic)",
     ),
-    Argument("iterations", "200", "mode:=probe: ADR iterations", kind=int),
+    Argument("iterations", "200", "mode:=probe: ADR iterations", kind=int, bounds=(1, 10**6)),
     Argument("run_dir", "", "run directory (empty: runs/<env>_<method>_seed<seed>)"),
     Argument("config", "", "experiment YAML path or packaged name (see adr-train --list); empty: paper defaults"),
     Argument("overrides", "{}", "extra config keys as a YAML mapping, e.g. {agent.batch_size: 256}"),
     Argument("resume", "false", "continue the run in run_dir from its latest checkpoint", ("true", "false")),
     Argument("device", "cpu", "torch device of the learner and discriminator", ("cpu", "cuda", "auto")),
-    Argument("rollout_timeout", "120", "seconds before an unfinished rollout is given to another instance", kind=float),
+    Argument("rollout_timeout", "120", "seconds before an unfinished rollout is given to another instance", kind=float,
+             bounds=(1, 3600)),
     Argument(
         "viewer", "false", "also start adr_viewer: live browser view and rviz particle markers", ("true", "false")
     ),
-    Argument("viewer_port", "8765", "HTTP port of adr_viewer (0: any free port)", kind=int),
+    Argument("viewer_port", "8765", "HTTP port of adr_viewer (0: any free port)", kind=int, bounds=(0, 65535)),
     Argument("record", "false", "also record the graph's topics into a rosbag2 bag (MCAP) in <run_dir>/bag",
              ("true", "false")),
     Argument("record_trajectories", "0.2", "record:=true: full trajectories per second in the bag (0: none)",
-             kind=float),
+             kind=float, bounds=(0, 1000)),
     Argument("record_overwrite", "false", "record:=true: replace an existing bag folder", ("true", "false")),
 )
 
@@ -131,7 +140,11 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     """The parameters every node of a training graph gets (docs/node_graph.md: one run configuration)."""
     import yaml
 
-    overrides = yaml.safe_load(args["overrides"]) or {}
+    try:
+        overrides = yaml.safe_load(args["overrides"]) or {}
+    except yaml.YAMLError as error:
+        raise ValueError(f"overrides:={args['overrides']} is not valid YAML ({str(error).splitlines()[0]}); "
+                         "expected a mapping such as {agent.batch_size: 256}") from None
     if not isinstance(overrides, dict):
         raise ValueError(f"overrides:={args['overrides']} is not a YAML mapping")
     overrides = {"env_id": args["env"], "sampler": METHODS[args["method"]], "seed": int(args["seed"]),
@@ -225,15 +238,19 @@ DEPLOY_REAL_ARGUMENTS = (
     Argument("checkpoint", "", "trained ErgoReacher/ErgoPusher policy: run directory, checkpoints/ folder, "
              "latest.json or .pt file (required)"),
     Argument("port", "", "serial port of the arm's bus (empty: the driver config's /dev/ttyAMA0)"),
+    Argument("connect_timeout", "30", "stop the graph (exit code 3) when the bus has not answered for this long "
+             "[s]; the driver reports it every 5 s meanwhile (0: wait forever)", kind=float, bounds=(0, 3600)),
     Argument("dry_run", "false", "true: pypot's dummy simulator instead of the serial bus (no hardware)",
              ("true", "false")),
     Argument("goal_mode", "random", "random: goals drawn like in training (adr_core.evaluation's episodes); "
              "clicked: rviz 'Publish Point' on /clicked_point", ("random", "clicked")),
-    Argument("episodes", "10", "evaluation episodes, then the graph stops (0: until Ctrl-C)", kind=int),
-    Argument("seed", "0", "random goals: the seed of the evaluation episodes", kind=int),
+    Argument("episodes", "10", "evaluation episodes, then the graph stops (0: until Ctrl-C)", kind=int,
+             bounds=(0, 10**6)),
+    Argument("seed", "0", "random goals: the seed of the evaluation episodes", kind=int, bounds=(0, 2**31 - 1)),
     Argument("driver_rate", "120", "driver control loop and joint_states rate [Hz] (the policy runs at the "
-             "simulator's 60 Hz)", kind=float),
-    Argument("max_speed", "", "moving speed of the servos [rad/s] (empty: the driver's default, 1.5)"),
+             "simulator's 60 Hz)", kind=float, bounds=(1, 1000)),
+    Argument("max_speed", "", "moving speed of the servos [rad/s] (empty: the driver's default, 1.5)", kind=float,
+             bounds=(0.05, 7)),
     Argument("results_file", "", "append every episode summary (one JSON object per line) to this file"),
     Argument("steps_file", "", "append every step (observation, action, goal, distance; beside the simulator's "
              "episode at the same goal) as CSV (empty: <results_file stem>_steps.csv when results_file is set)"),
@@ -248,22 +265,19 @@ DEPLOY_REAL_ARGUMENTS = (
 def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
     if not args["checkpoint"]:
         raise ValueError("checkpoint:= is required (a run directory or checkpoint file of an Ergo policy)")
-    driver: dict[str, Any] = {"rate": float(args["driver_rate"])}
+    driver: dict[str, Any] = {"rate": float(args["driver_rate"]), "connect_timeout": float(args["connect_timeout"])}
     if args["dry_run"] == "true":
         driver["simulator"] = "dummy"
     if args["port"]:
         driver["port"] = args["port"]
     if args["max_speed"]:
-        try:
-            driver["max_speed"] = float(args["max_speed"])
-        except ValueError:
-            raise ValueError(f"max_speed:={args['max_speed']} is not a valid float") from None
+        driver["max_speed"] = float(args["max_speed"])  # checked by its Argument
     runner = {"checkpoint": str(Path(args["checkpoint"]).resolve()), "goal_mode": args["goal_mode"],
               "episodes": int(args["episodes"]), "seed": int(args["seed"]), "driver": "poppy_driver",
               "results_file": str(Path(args["results_file"]).resolve()) if args["results_file"] else "",
               "steps_file": str(Path(args["steps_file"]).resolve()) if args["steps_file"] else ""}
     # Either node exiting stops the graph: the runner when its episodes are done (or on a bad checkpoint),
-    # the driver on a bad configuration.
+    # the driver on a bad configuration (exit 2) or a bus that never answers (exit 3, after connect_timeout).
     nodes = [NodeSpec("poppy_driver", "poppy_driver", "poppy_driver", driver, required=True),
              NodeSpec("adr_deploy", "policy_runner", "policy_runner", runner, required=True)]
     if args["record"] == "true":

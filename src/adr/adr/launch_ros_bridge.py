@@ -1,23 +1,36 @@
 """Turn a graph description into ``launch``/``launch_ros`` actions (used by the files in launch/).
 
 Imported only by launch files, so the ``launch`` packages are needed only where ``ros2 launch`` is used.
+
+Under ``ros2 launch`` the graph behaves as under ``adr_launch``:
+- a ``name:=value`` that is not one of the graph's arguments is refused (one line listing the known ones), and a
+  value of the wrong form names its argument; ``ros2 launch`` then exits 1 (an error while loading);
+- when a required node exits by itself (not during a shutdown), the graph stops and ``ros2 launch`` exits with that
+  node's exit code. The launch service itself returns 0 after a ``Shutdown`` action, so the code is kept here and
+  the process ends with it once ``ros2 launch`` has finished (``atexit``, after its own clean-up).
 """
 from __future__ import annotations
 
+import atexit
+import os
+import sys
+from collections.abc import Mapping
+
 from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
-from launch.substitutions import LaunchConfiguration
+from launch.events.process import ProcessExited
 from launch_ros.actions import Node
 
 from adr.graph import Graph, NodeSpec, graph_for_launch_file
 from launch import LaunchContext, LaunchDescription
+
+_exit_code: dict[str, int] = {}  # "code": the exit code of the first required node that stopped the graph
 
 
 def launch_description(launch_file: str) -> LaunchDescription:
     graph = graph_for_launch_file(launch_file)
 
     def nodes(context: LaunchContext) -> list[Node]:
-        overrides = {argument.name: LaunchConfiguration(argument.name).perform(context) for argument in graph.arguments}
-        return [_node(spec) for spec in graph.nodes(overrides)]
+        return [_node(spec) for spec in graph.nodes(graph_arguments(graph, context.launch_configurations))]
 
     declared = [
         DeclareLaunchArgument(
@@ -28,7 +41,36 @@ def launch_description(launch_file: str) -> LaunchDescription:
     return LaunchDescription([*declared, OpaqueFunction(function=nodes)])
 
 
+def graph_arguments(graph: Graph, configurations: Mapping[str, str]) -> dict[str, str]:
+    """The launch configurations as the graph's arguments; names the graph does not know are refused (ros2 launch
+    itself accepts any ``name:=value``, so a typo would otherwise start a run with the default)."""
+    known = {argument.name for argument in graph.arguments}
+    unknown = sorted(set(configurations) - known)
+    if unknown:
+        raise ValueError(f"{graph.name}: unknown argument(s) {', '.join(f'{u}:=' for u in unknown)}; known: "
+                         f"{', '.join(sorted(known))}")
+    return {name: str(configurations[name]) for name in known if name in configurations}
+
+
+def required_node_exited(name: str, event: ProcessExited, context: LaunchContext) -> list[Shutdown]:
+    """A required node ended: stop the graph and, unless it was stopping anyway, end with its exit code."""
+    if not context.is_shutdown and "code" not in _exit_code:
+        _exit_code["code"] = int(event.returncode)
+        if event.returncode != 0:
+            atexit.register(_exit_with_recorded_code)
+    return [Shutdown(reason=f"{name} exited with code {event.returncode}")]
+
+
+def _exit_with_recorded_code() -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(_exit_code["code"] & 0xFF)
+
+
 def _node(spec: NodeSpec) -> Node:
+    def on_exit(event: ProcessExited, context: LaunchContext) -> list[Shutdown]:
+        return required_node_exited(spec.name, event, context)
+
     return Node(
         package=spec.package,
         executable=spec.executable,
@@ -37,9 +79,9 @@ def _node(spec: NodeSpec) -> Node:
         arguments=list(spec.arguments),
         respawn=spec.respawn,
         sigterm_timeout=str(spec.shutdown_timeout),
-        on_exit=[Shutdown(reason=f"{spec.name} exited")] if spec.required else None,
+        on_exit=on_exit if spec.required else None,
         output="screen",
     )
 
 
-__all__ = ["Graph", "launch_description"]
+__all__ = ["Graph", "graph_arguments", "launch_description", "required_node_exited"]

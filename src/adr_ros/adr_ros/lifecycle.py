@@ -22,11 +22,21 @@ def init_without_signal_handlers(args: list[str] | None = None) -> None:
     rclpy.init(args=args if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
 
 
-def stop_on_signals(stop: threading.Event | None = None) -> threading.Event:
-    """SIGINT/SIGTERM set the returned event (install it first thing: a signal during start-up is not lost)."""
+def stop_on_signals(stop: threading.Event | None = None,
+                    on_first: Callable[[], None] | None = None) -> threading.Event:
+    """SIGINT/SIGTERM set the returned event (install it first thing: a signal during start-up is not lost).
+
+    ``on_first`` runs at the first signal, at once (e.g. to say how long the stop will take)."""
     stop = stop or threading.Event()
+
+    def handler(*_: object) -> None:
+        first = not stop.is_set()
+        stop.set()
+        if first and on_first is not None:
+            on_first()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, handler)
     return stop
 
 

@@ -97,6 +97,7 @@ class TrainerNode(Node):
             self.frozen = load_frozen_policy(frozen_spec, cfg.env_id, self.space)
         self.slots, self.learns_from_rewards = spec.slots, spec.learns_from_rewards
         self.iteration, self.wall_time = 0, 0.0
+        self.last_learning_s = 0.0  # the last agent update block, for the Ctrl-C message
         if resume:
             payload = load_agent(self.run_dir, self.agent, cfg, self.space)
             self.iteration, self.wall_time = int(payload["iteration"]) + 1, float(payload["wall_time"])
@@ -217,7 +218,7 @@ class TrainerNode(Node):
                       t0: float, t_rollouts: float) -> None:
         t1 = time.perf_counter()
         n_updates, losses = update_agent(self.agent, randomized, self.config.total_agent_steps)
-        t_agent = time.perf_counter() - t1
+        t_agent = self.last_learning_s = time.perf_counter() - t1
         self.publish_weights()
         rewards = self._rewards_of(k)
         reference = self.references.pop(k, [])
@@ -420,11 +421,21 @@ class TrainerNode(Node):
         self.diagnostics.values.update(iteration=str(row["iteration"]), agent_steps=str(steps))
 
 
+def announce_stop(nodes: list[TrainerNode]) -> None:
+    """At Ctrl-C, at once: what happens next and about how long it takes (the learning block is not interrupted)."""
+    block = nodes[0].last_learning_s if nodes else 0.0
+    expected = f" (the last one took {block:.0f} s)" if block >= 1 else ""
+    print(f"[adr_trainer] Ctrl-C: stopping after the current learning block{expected}, then writing the final "
+          "checkpoint", file=sys.stderr, flush=True)
+
+
 def main() -> int:
-    stop = stop_on_signals()  # before anything slow: Ctrl-C during start-up is not lost
+    created: list[TrainerNode] = []
+    stop = stop_on_signals(on_first=lambda: announce_stop(created))  # first: Ctrl-C during start-up is not lost
     init_without_signal_handlers()
     try:
         node = TrainerNode(stop)
+        created.append(node)
     except (ValueError, CheckpointError) as error:
         print(f"[fatal] {error}", file=sys.stderr, flush=True)
         rclpy.try_shutdown()

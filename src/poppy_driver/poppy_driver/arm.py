@@ -113,9 +113,16 @@ class PoppyArm:
         self._failed_attempts = 0
         self._connections = 0
         self._last_error = ""
+        self._unreachable_since: float | None = None  # first failed attempt since the last connection
+        self._last_report = 0.0
+        self.report_period = 5.0  # an unreachable bus is reported again this often [s]
         self._bus_errors = 0
         self._accepted = self._rejected = self._clamped = 0
         self._last_rejection = self._last_clamp = ""
+
+    def unreachable_for(self, now: float) -> float:
+        """Seconds since the first failed attempt to reach the bus (0 while connected or before any attempt)."""
+        return 0.0 if self._connected or self._unreachable_since is None else now - self._unreachable_since
 
     # control cycle ---------------------------------------------------------------------------------------------
     def step(self, now: float) -> JointSample | None:
@@ -272,11 +279,17 @@ class PoppyArm:
             self._bus.close()
             self._failed_attempts += 1
             self._next_attempt = now + self.reconnect_period
-            if str(error) != self._last_error:
+            if self._unreachable_since is None:
+                self._unreachable_since = now
+            if str(error) != self._last_error or now - self._last_report >= self.report_period:
+                waited = now - self._unreachable_since
                 self._log(logging.ERROR, f"{self._bus.description}: {error}; retrying every "
-                                         f"{self.reconnect_period:g} s")
+                                         f"{self.reconnect_period:g} s" + (f" (unreachable for {waited:.0f} s, "
+                                         f"{self._failed_attempts} attempts)" if waited > 0 else ""))
+                self._last_report = now
             self._last_error = str(error)
             return False
+        self._unreachable_since = None
         self._connected, self._readings = True, readings
         self._consecutive_failures = self._failed_attempts = 0
         self._connections += 1

@@ -66,6 +66,10 @@ class PoppyDriverNode(Node):
                                         "Start with torque off (True) or holding the present position (False)")
         reconnect_period = self._declare("reconnect_period", 1.0, "Pause between attempts to reach the bus [s]",
                                          (0.1, 30.0))
+        self.connect_timeout = self._declare(
+            "connect_timeout", 0.0, "Give up (exit code 3) when the bus has not answered for this long [s]; "
+            "0: keep retrying", (0.0, 3600.0))
+        self.exit_code: int | None = None  # set when the driver gives up
         diagnostics_period = self._declare("diagnostics_period", 0.5, "Period of /diagnostics [s]", (0.1, 10.0))
         self._declare("joint_names", list(config.joint_names), "Joint order of ~/commands and joint_states")
         for name, (description, field) in RUNTIME_PARAMETERS.items():
@@ -90,11 +94,20 @@ class PoppyDriverNode(Node):
         self.create_service(Trigger, "~/go_to_rest", lambda _, response: self._answer(response, self._arm.go_to_rest()))
         self.create_service(Trigger, "~/reboot", lambda _, response: self._answer(response, self._arm.reboot()))
         self.create_timer(diagnostics_period, self._publish_diagnostics)
+        if self.connect_timeout > 0:
+            self.create_timer(0.5, self._check_unreachable)
 
         self._loop: ControlLoop[JointSample] = ControlLoop(self._arm.step, self._publish_joint_state, rate)
         self._loop.start()
         self.get_logger().info(f"{bus.description}: joints {list(config.joint_names)}, {rate:g} Hz, "
                                f"{'compliant' if start_compliant else 'holding'} at start")
+
+    def _check_unreachable(self) -> None:
+        waited = self._arm.unreachable_for(time.monotonic())
+        if waited > self.connect_timeout and self.exit_code is None:
+            self.get_logger().fatal(f"giving up: the bus at {self._hardware_id} has not answered for {waited:.0f} s "
+                                    f"(connect_timeout {self.connect_timeout:g} s); check the port and the power")
+            self.exit_code = 3
 
     def shutdown(self) -> None:
         """Stop the loop and release the port. The motors keep their last state (XL-320s hold their goal)."""
@@ -203,7 +216,7 @@ def main(args: list[str] | None = None) -> int:
         node = PoppyDriverNode()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        while not stop.is_set() and rclpy.ok():
+        while not stop.is_set() and rclpy.ok() and node.exit_code is None:
             executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -215,7 +228,7 @@ def main(args: list[str] | None = None) -> int:
             node.shutdown()
             node.destroy_node()
         rclpy.try_shutdown()
-    return 0
+    return node.exit_code or 0 if node is not None else 0
 
 
 if __name__ == "__main__":

@@ -76,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", metavar="YAML|NAME",
                      help="Experiment YAML file, or the name of a packaged one (see the list below). "
                           "Without it: the paper's defaults (LunarLander, ADR).")
-    run.add_argument("--out", required=True, metavar="DIR", help="Output directory of the run.")
+    run.add_argument("--out", metavar="DIR", help="Output directory of the run (required to train).")
+    run.add_argument("--list", action="store_true",
+                     help="List the packaged experiments (names for --config and config:=) with their first line, "
+                          "then exit.")
     run.add_argument("--resume", action="store_true",
                      help="Continue the run in --out from checkpoints/latest.pt (its config.yaml is used unless "
                           "--config is given; only runtime keys such as total_agent_steps or device may change).")
@@ -121,6 +124,13 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.list:
+        for name in packaged_experiments():
+            first = (EXPERIMENTS_DIR / f"{name}.yaml").read_text().splitlines()[0].lstrip("# ").strip()
+            print(f"{name:40s} {first}")
+        return 0
+    if not args.out:
+        parser.error("the following arguments are required: --out")
     try:
         config = config_from_args(args)
         if not args.resume and (Path(args.out) / "checkpoints" / "latest.pt").exists():

@@ -1,0 +1,158 @@
+"""The launch files load the way `ros2 launch` loads them (a module from a file path, then
+``generate_launch_description()``), and start the nodes of the graph description, without fetching upstream code.
+
+`launch`/`launch_ros` are on no registry this project can install from, so where they are absent (CI, the pip path)
+a minimal stand-in of the few names the bridge uses is put in their place; where they are installed (a ROS user's
+machine) the real ones are used. What the stand-in cannot show (the launch service's own behaviour) was checked by
+hand with the real `ros2 launch` of Jazzy: docs/node_graph.md, "Two launchers".
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adr.graph import GRAPHS
+
+LAUNCH_DIR = Path(__file__).resolve().parents[2] / "src" / "adr" / "launch"
+REAL_LAUNCH = importlib.util.find_spec("launch") is not None and importlib.util.find_spec("launch_ros") is not None
+
+
+def stand_in_modules() -> dict[str, types.ModuleType]:
+    """``launch``, ``launch.actions``, ``launch.events.process``, ``launch_ros.actions``:
+    the constructors the bridge calls, keeping their keyword arguments."""
+
+    @dataclass
+    class Recorded:
+        args: tuple = ()
+        kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def recorder(name: str) -> type:
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            Recorded.__init__(self, args, kwargs)
+        return type(name, (Recorded,), {"__init__": init})
+
+    class LaunchContext:
+        def __init__(self) -> None:
+            self.launch_configurations: dict[str, str] = {}
+            self.is_shutdown = False
+
+    modules = {name: types.ModuleType(name) for name in
+               ("launch", "launch.actions", "launch.events", "launch.events.process",
+                "launch_ros", "launch_ros.actions")}
+    modules["launch"].LaunchDescription = recorder("LaunchDescription")
+    modules["launch"].LaunchContext = LaunchContext
+    for name in ("DeclareLaunchArgument", "OpaqueFunction", "Shutdown"):
+        setattr(modules["launch.actions"], name, recorder(name))
+    modules["launch.events.process"].ProcessExited = recorder("ProcessExited")
+    modules["launch_ros.actions"].Node = recorder("Node")
+    return modules
+
+
+@pytest.fixture
+def launch_api(monkeypatch: pytest.MonkeyPatch) -> bool:
+    """True: the real launch packages; False: the stand-in is installed for this test."""
+    if not REAL_LAUNCH:
+        for name, module in stand_in_modules().items():
+            monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.delitem(sys.modules, "adr.launch_ros_bridge", raising=False)
+    return REAL_LAUNCH
+
+
+def load_launch_file(path: Path) -> Any:
+    """As ros2launch does: import the file as a module, call generate_launch_description()."""
+    spec = importlib.util.spec_from_file_location(path.stem.replace(".", "_"), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.generate_launch_description()
+
+
+def nodes_of(description: Any, arguments: dict[str, str], real: bool) -> list[tuple[str, str, str, dict]]:
+    """Declare the arguments as `ros2 launch` would, run the OpaqueFunction, describe each node it returns."""
+    from launch import LaunchContext
+
+    context = LaunchContext()
+    if real:
+        context.launch_configurations.update(arguments)
+        nodes = []
+        for entity in description.entities:
+            nodes += [e for e in (entity.visit(context) or []) if type(e).__name__ == "Node"]
+        return [(n.node_package, n.node_executable, "", {}) for n in nodes]
+    entities = description.args[0]
+    declared = {e.args[0]: e.kwargs["default_value"] for e in entities if type(e).__name__ == "DeclareLaunchArgument"}
+    context.launch_configurations.update({**declared, **arguments})
+    (opaque,) = [e for e in entities if type(e).__name__ == "OpaqueFunction"]
+    nodes = opaque.kwargs["function"](context)
+    return [(n.kwargs["package"], n.kwargs["executable"], n.kwargs["name"], n.kwargs["parameters"][0]) for n in nodes]
+
+
+def expected(graph_name: str, arguments: dict[str, str], real: bool) -> list[tuple[str, str, str, dict]]:
+    return [(s.package, s.executable, "" if real else s.name, {} if real else dict(s.parameters))
+            for s in GRAPHS[graph_name].nodes(arguments)]
+
+
+CASES = [("train_sim", {"budget": "3000", "instances": "3", "record": "true", "run_dir": "/tmp/adr_launch_test"}),
+         ("deploy_real", {"checkpoint": str(Path(__file__)), "dry_run": "true"})]
+
+
+@pytest.mark.parametrize(("graph_name", "arguments"), CASES)
+def test_each_launch_file_starts_the_nodes_of_its_graph_description(launch_api: bool, graph_name: str,
+                                                                    arguments: dict[str, str]) -> None:
+    description = load_launch_file(LAUNCH_DIR / f"{graph_name}.launch.py")
+    assert nodes_of(description, arguments, launch_api) == expected(graph_name, arguments, launch_api)
+
+
+def test_every_graph_has_a_launch_file() -> None:
+    assert sorted(p.name for p in LAUNCH_DIR.glob("*.launch.py")) == sorted(f"{g}.launch.py" for g in GRAPHS)
+
+
+def test_a_misspelled_argument_is_refused_with_the_known_ones(launch_api: bool) -> None:
+    description = load_launch_file(LAUNCH_DIR / "train_sim.launch.py")
+    with pytest.raises(ValueError, match=r"unknown argument\(s\) budgt:=; known: budget, config"):
+        nodes_of(description, {"budgt": "3000"}, launch_api)
+
+
+@pytest.mark.parametrize(("argument", "message"), [
+    ("budget:=abc", "budget:=abc is not an integer"), ("rollout_timeout:=0", r"rollout_timeout:=0 must be a number"),
+    ("viewer_port:=99999", r"viewer_port:=99999 must be an integer in \[0, 65535\]"),
+    ("overrides:={a: [", "overrides:={a: \\[ is not valid YAML")])
+def test_a_value_of_the_wrong_form_names_its_argument(launch_api: bool, argument: str, message: str) -> None:
+    name, value = argument.split(":=")
+    description = load_launch_file(LAUNCH_DIR / "train_sim.launch.py")
+    with pytest.raises(ValueError, match=message):
+        nodes_of(description, {name: value}, launch_api)
+
+
+def test_a_required_node_that_fails_stops_the_graph_and_sets_the_exit_code(launch_api: bool,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    bridge = importlib.import_module("adr.launch_ros_bridge")
+    registered: list = []
+    monkeypatch.setattr(bridge, "_exit_code", {})
+    monkeypatch.setattr(bridge.atexit, "register", registered.append)
+    running, stopping = types.SimpleNamespace(is_shutdown=False), types.SimpleNamespace(is_shutdown=True)
+    actions = bridge.required_node_exited("policy_runner", types.SimpleNamespace(returncode=2), running)
+    assert [type(a).__name__ for a in actions] == ["Shutdown"]
+    assert bridge._exit_code == {"code": 2} and registered == [bridge._exit_with_recorded_code]
+    # later exits (the others, stopped by that shutdown) do not change it
+    bridge.required_node_exited("poppy_driver", types.SimpleNamespace(returncode=-2), stopping)
+    assert bridge._exit_code == {"code": 2} and len(registered) == 1
+
+
+def test_after_ctrl_c_or_a_clean_finish_the_exit_code_stays_zero(launch_api: bool,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    bridge = importlib.import_module("adr.launch_ros_bridge")
+    registered: list = []
+    monkeypatch.setattr(bridge, "_exit_code", {})
+    monkeypatch.setattr(bridge.atexit, "register", registered.append)
+    bridge.required_node_exited("adr_trainer", types.SimpleNamespace(returncode=-2),
+                                types.SimpleNamespace(is_shutdown=True))  # Ctrl-C: launch was already stopping
+    assert registered == [] and bridge._exit_code == {}
+    bridge.required_node_exited("adr_trainer", types.SimpleNamespace(returncode=0),
+                                types.SimpleNamespace(is_shutdown=False))  # the run finished
+    assert registered == []
