@@ -183,3 +183,34 @@ def test_restart_when_stuck_resumes_exactly_from_a_checkpoint():
         stuck_restarts += int((sampler.pending["masks"] == 0).sum())  # no horizon ends in 30 steps
         assert sampler.update(a[:, 0]) == twin.update(b[:, 0])
     assert stuck_restarts > 0
+
+
+def _same_state(a: dict, b: dict) -> bool:
+    flat_a, flat_b = torch.utils._pytree.tree_leaves(a), torch.utils._pytree.tree_leaves(b)
+    return len(flat_a) == len(flat_b) and all(
+        torch.equal(x, y) if isinstance(x, torch.Tensor) else x == y for x, y in zip(flat_a, flat_b))
+
+
+def test_absurd_rewards_are_refused_and_the_real_ones_still_accepted():
+    """+-1e300 is finite but no discriminator produces it: it used to turn the particles into NaN."""
+    sampler = SVPGSampler(2, SVPGConfig(num_particles=4), seed=3)
+    sampler.propose()
+    before = sampler.state_dict()
+    with pytest.raises(SamplerError, match="rewards up to 1e\\+300 in size"):
+        sampler.update(np.array([1e300, -1e300, 0.0, 0.0]))
+    assert _same_state(sampler.state_dict(), before)
+    sampler.update(np.full(4, -0.69))  # the real rewards of the same proposals
+    assert all(torch.isfinite(p).all() for p in sampler.particles.parameters())
+
+
+def test_an_update_that_would_leave_non_finite_particles_is_undone(monkeypatch):
+    import adr_core.samplers.svpg as svpg
+
+    sampler = SVPGSampler(2, SVPGConfig(num_particles=4), seed=3)
+    sampler.propose()
+    before = sampler.state_dict()
+    real = svpg.stein_direction
+    monkeypatch.setattr(svpg, "stein_direction", lambda *a: (real(*a)[0] * float("nan"), *real(*a)[1:]))
+    with pytest.raises(SamplerError, match="non-finite"):
+        sampler.update(np.full(4, -0.69))
+    assert _same_state(sampler.state_dict(), before)  # nothing non-finite can be checkpointed

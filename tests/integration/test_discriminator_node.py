@@ -166,13 +166,16 @@ def test_rewards_equal_the_in_process_rewarder(expected: Expected, probe: Probe,
                    f"diagnostics {counters}, have {probe.diagnostics.latest.get(NODE)}")
         assert process.poll() is None
 
-        saved = probe.save(1, tmp_path / "saved")
+        outside = probe.save(1, tmp_path / "saved")  # a service writes only inside its run directory
+        assert not outside.success and "outside the run directory" in outside.message
+        assert not (tmp_path / "saved").exists()
+        saved = probe.save(1, checkpoint_dir(run_dir))
         assert saved.success, saved.message
         payload = load_checkpoint(saved.path)
         assert payload["iteration"] == 1 and Path(saved.path).name == "discriminator-000001.pt"
         for name, tensor in expected.states[1]["network"].items():
             assert torch.equal(payload["state"]["network"][name], tensor), name
-        too_early = probe.save(7, tmp_path / "saved")
+        too_early = probe.save(7, checkpoint_dir(run_dir))
         assert not too_early.success and "last completed: 1" in too_early.message
     assert process.returncode == 0, (tmp_path / "discriminator.log").read_text()
     # Ctrl-C wrote the snapshots it kept: the last two completed iterations

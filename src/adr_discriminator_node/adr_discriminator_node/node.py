@@ -29,7 +29,7 @@ from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import SaveCheckpoint
 from adr_ros import qos, topics, trajectories
 from adr_ros.arrays import to_field
-from adr_ros.checkpoints import SnapshotKeeper, checkpoint_dir, load_component
+from adr_ros.checkpoints import SnapshotKeeper, load_component
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node, trainer_is_running
 from adr_ros.metrics import MetricPublisher
@@ -132,9 +132,7 @@ class DiscriminatorNode(Node):
     # ------------------------------------------------------------------ checkpoints
     def on_save_checkpoint(self, request: SaveCheckpoint.Request,
                            response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:
-        if not request.directory:
-            request.directory = str(checkpoint_dir(self.run_dir))
-        return self.snapshots.save(request, response)
+        return self.snapshots.save(request, response, self.run_dir)
 
     def save_on_shutdown(self) -> None:
         for path in self.snapshots.save_all(self.run_dir):

@@ -49,10 +49,16 @@ class SnapshotKeeper:
         return save_checkpoint(Path(directory) / component_file(self.component, iteration),
                                self._snapshots[iteration])
 
-    def save(self, request: SaveCheckpoint.Request, response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:
-        """Serve a SaveCheckpoint request."""
+    def save(self, request: SaveCheckpoint.Request, response: SaveCheckpoint.Response,
+             run_dir: str | Path) -> SaveCheckpoint.Response:
+        """Serve a SaveCheckpoint request: only into ``run_dir`` or a folder inside it (empty: its checkpoints/)."""
+        directory = Path(request.directory or checkpoint_dir(run_dir)).resolve()
+        if not directory.is_relative_to(Path(run_dir).resolve()):
+            response.success = False
+            response.message = f"refused: {request.directory} is outside the run directory {run_dir}"
+            return response
         try:
-            response.path = str(self.write(request.directory, request.iteration))
+            response.path = str(self.write(directory, request.iteration))
             response.success, response.message = True, f"{self.component} state of iteration {request.iteration}"
         except (CheckpointError, OSError) as error:
             response.success, response.message = False, str(error)

@@ -163,7 +163,7 @@ class SamplerNode(Node):
 
     def on_save_checkpoint(self, request: SaveCheckpoint.Request,
                            response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:
-        return self.snapshots.save(request, response)
+        return self.snapshots.save(request, response, self.run_dir)
 
     def save_on_shutdown(self) -> None:
         self.snapshots.save_all(self.run_dir)

@@ -55,6 +55,11 @@ class SVPGConfig:
             raise ValueError(f"svpg.gamma must be in [0, 1], got {self.gamma}")
 
 
+# Largest reward magnitude accepted: the discriminator's rewards are mean log-probabilities (<= log 2 with the
+# published code's offset); anything near this is a broken or hostile message, not a reward.
+REWARD_LIMIT = 1e4
+
+
 class SVPGSampler(Sampler):
     name = "adr"
     learns_from_rewards = True
@@ -117,7 +122,20 @@ class SVPGSampler(Sampler):
         if rewards.shape != (self.num_proposals,) or not np.isfinite(rewards).all():
             raise SamplerError(f"update() needs {self.num_proposals} finite rewards in proposal order, "
                                f"got shape {rewards.shape}")
+        if np.abs(rewards).max() > REWARD_LIMIT:
+            raise SamplerError(f"rewards up to {np.abs(rewards).max():.3g} in size: a discriminator reward (a mean "
+                               f"log-probability) is within +-{REWARD_LIMIT:g}; refused, the particles are unchanged")
+        before, pending = self.state_dict(), self.pending
+        try:
+            return self._update(rewards)
+        except SamplerError:
+            self.load_state_dict(before)
+            self.pending = pending
+            raise
+
+    def _update(self, rewards: np.ndarray) -> dict[str, float]:
         batch, cfg = self.pending, self.config
+        assert batch is not None
         reward = torch.as_tensor(rewards, dtype=torch.float32).view(self.n, cfg.rollout_length)
 
         with torch.no_grad():
@@ -146,6 +164,8 @@ class SVPGSampler(Sampler):
         value_loss.backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is unannotated
         self.critic_optimizer.step()
 
+        if not all(torch.isfinite(p).all() for p in self.particles.parameters()):
+            raise SamplerError("the update made the particles non-finite; refused, the particles are unchanged")
         self.pending = None
         off_diagonal = kernel.sum() - kernel.diagonal().sum()
         return {"svpg_value_loss": value_loss.item() / self.n, "svpg_objective": objectives.mean().item(),

@@ -7,6 +7,7 @@ runner cannot drift from the simulator it was trained in.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 
 from adr_core.envs import ergo_pusher, ergo_reacher
 from adr_core.envs.ergo_jr import JOINT_NAMES, PHYSICS_DT
@@ -55,24 +56,21 @@ def _threshold(env_id: str) -> float:
     return criterion.threshold
 
 
-def _reacher() -> DeployTask:
-    n = len(ergo_reacher.ACTUATED)
+def _task(env: ModuleType, goal_axes: tuple[int, int], obs_dim: int, needs_puck: bool) -> DeployTask:
+    """The deploy view of an Ergo env module (ergo_reacher or ergo_pusher)."""
     return DeployTask(
-        env_id=ergo_reacher.ENV_ID, actuated=ergo_reacher.ACTUATED, held=ergo_reacher.HELD,
-        action_scale=ergo_reacher.ACTION_SCALE, velocity_scale=ergo_reacher.VELOCITY_SCALE,
-        control_period_s=ergo_reacher.FRAME_SKIP * PHYSICS_DT, base_position=ergo_reacher.BASE_POSITION,
-        goal_axes=(1, 2), solved_distance=_threshold(ergo_reacher.ENV_ID), obs_dim=2 * n + 2, act_dim=n,
-        needs_puck=False)
+        env_id=env.ENV_ID, actuated=env.ACTUATED, held=env.HELD, action_scale=env.ACTION_SCALE,
+        velocity_scale=env.VELOCITY_SCALE, control_period_s=env.FRAME_SKIP * PHYSICS_DT,
+        base_position=env.BASE_POSITION, goal_axes=goal_axes, solved_distance=_threshold(env.ENV_ID),
+        obs_dim=obs_dim, act_dim=len(env.ACTUATED), needs_puck=needs_puck)
+
+
+def _reacher() -> DeployTask:
+    return _task(ergo_reacher, goal_axes=(1, 2), obs_dim=2 * len(ergo_reacher.ACTUATED) + 2, needs_puck=False)
 
 
 def _pusher() -> DeployTask:
-    n = len(ergo_pusher.ACTUATED)
-    return DeployTask(
-        env_id=ergo_pusher.ENV_ID, actuated=ergo_pusher.ACTUATED, held=ergo_pusher.HELD,
-        action_scale=ergo_pusher.ACTION_SCALE, velocity_scale=ergo_pusher.VELOCITY_SCALE,
-        control_period_s=ergo_pusher.FRAME_SKIP * PHYSICS_DT, base_position=ergo_pusher.BASE_POSITION,
-        goal_axes=(0, 1), solved_distance=_threshold(ergo_pusher.ENV_ID), obs_dim=ergo_pusher.OBS_SIZE, act_dim=n,
-        needs_puck=True)
+    return _task(ergo_pusher, goal_axes=(0, 1), obs_dim=ergo_pusher.OBS_SIZE, needs_puck=True)
 
 
 DEPLOYABLE = {ergo_reacher.ENV_ID: _reacher, ergo_pusher.ENV_ID: _pusher}
