@@ -7,8 +7,8 @@ exploration-noise generator from those four numbers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from dataclasses import dataclass
+from typing import Literal, cast
 
 import gymnasium as gym
 import numpy as np
@@ -38,7 +38,6 @@ class Trajectory:
     truncated: bool = False  # ended by the time limit
     solved: bool = False  # the env's own success criterion (``env.unwrapped.is_solved``) when it has one
     final_distance: float = float("nan")  # info["distance"] at the last step (Pusher / Ergo), NaN otherwise
-    final_info: dict[str, float] = field(default_factory=dict)  # numeric scalars of the last step's info
 
     def transitions(self) -> np.ndarray:
         """``(T, 2*obs_dim + act_dim)`` float32 rows ``[s, a, s']`` (the discriminator's input)."""
@@ -51,15 +50,6 @@ def rollout_randomness(run_seed: int, iteration: int, slot: int, kind: Kind) -> 
     reset_sequence, noise_sequence = sequence.spawn(2)
     reset_seed = int(reset_sequence.generate_state(1, dtype=np.uint32)[0])
     return reset_seed, np.random.default_rng(noise_sequence)
-
-
-def _numeric_items(info: dict[str, Any]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for key, value in info.items():
-        if isinstance(value, (bool, int, float, np.integer, np.floating)) or (
-                isinstance(value, np.ndarray) and value.size == 1 and np.issubdtype(value.dtype, np.number)):
-            out[str(key)] = float(value)
-    return out
 
 
 def rollout(env: gym.Env, policy: Policy, *, params: np.ndarray, params_normalized: np.ndarray, kind: Kind,
@@ -114,5 +104,4 @@ def rollout(env: gym.Env, policy: Policy, *, params: np.ndarray, params_normaliz
         kind=kind, iteration=int(iteration), slot=int(slot), policy_version=int(policy_version),
         episode_return=episode_return, length=len(rewards), truncated=bool(truncated and not terminated),
         solved=solved, final_distance=float(info.get("distance", float("nan"))),
-        final_info=_numeric_items(info),
     )

@@ -49,10 +49,6 @@ class TrajectoryInbox:
             self._changed.notify_all()
         return None
 
-    def has(self, iteration: int, slot: int, kind: str = "randomized") -> bool:
-        with self._changed:
-            return (iteration, slot, kind) in self._items
-
     def missing(self, iteration: int, slots: int, kind: str = "randomized") -> list[int]:
         with self._changed:
             return [s for s in range(slots) if (iteration, s, kind) not in self._items]

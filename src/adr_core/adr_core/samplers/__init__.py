@@ -12,7 +12,7 @@ SAMPLER_KINDS = ("adr", "udr", "baseline", "fixed")
 
 
 def make_sampler(kind: str, space: RandomizationSpace, svpg: SVPGConfig, seed: int,
-                 fixed_range: str = "oracle") -> Sampler:
+                 fixed_range: str = "hard") -> Sampler:
     """``svpg.num_particles * svpg.rollout_length`` proposals per iteration for every kind (same agent data rate)."""
     if svpg.num_particles is None:
         raise SamplerError("resolve svpg.num_particles before building a sampler")

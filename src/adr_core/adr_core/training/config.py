@@ -61,7 +61,9 @@ class TrainConfig:
     device: str = option("cpu", "Torch device of the agent and discriminator: 'cpu', 'cuda' or 'auto' (CUDA when "
                                 "available). SVPG particles and rollouts always run on the CPU.")
     torch_threads: int = option(0, "torch.set_num_threads for the run; 0 = leave torch's default.")
-    checkpoint_every: int = option(10, "Write checkpoints/latest.pt every this many iterations (and at the end).")
+    checkpoint_every: int = option(10, "Checkpoint every this many iterations and at the end (adr-train: "
+                                       "checkpoints/latest.pt; the node graph: checkpoints/latest.json and one "
+                                       "file per node).")
     keep_checkpoint_every: int = option(100, "Also keep checkpoints/iter_<n>.pt every this many iterations; 0 = never.")
     evaluate_every: int = option(10, "Every this many iterations evaluate the deterministic policy on the "
                                      "'reference' setting and the space's 'hard' range and append to "
