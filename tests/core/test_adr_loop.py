@@ -134,3 +134,20 @@ def test_sb3_sac_with_the_adr_callback_runs_and_moves_the_particles():
         assert callback.updates >= 2 and loop.iteration == callback.updates
         if sampler == "adr":
             assert not np.array_equal(loop.sampler.particle_points(), before)
+
+
+@pytest.mark.parametrize("example", ["cleanrl_style_adr.py", "sb3_sac_adr.py"])
+def test_the_examples_run(example, tmp_path):
+    """Both documented examples (docs/adr_any_learner.md), with a tiny budget, run to the end."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if example == "sb3_sac_adr.py":
+        pytest.importorskip("stable_baselines3")
+    script = Path(__file__).resolve().parents[2] / "examples" / example
+    extra = ["--out", str(tmp_path / "run")] if example == "sb3_sac_adr.py" else []
+    done = subprocess.run([sys.executable, str(script), "--steps", "1500", *extra], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
