@@ -10,12 +10,15 @@ the ErgoReacher controller that times its shoulder move for the default servo (f
 changes one thing of the paper's configuration (``VARIANTS``). Per run: the share of proposals inside the failure
 region in the second half of the iterations and in the last quarter, over the region's uniform share
 (adr_core/probe/focus.py: focus holds when both are >= 2). Per variant: those ratios across seeds and the number of
-seeds where focus holds (target: >= 4 of 5). Every run measures the failure map with the same deterministic sweep
+seeds where focus holds (target: >= 4 of 5). A second table says what the discriminator rewards: the second half's
+mean reward per sixth of the range, for failing vs solved episodes, and the share of proposals at the cube's faces.
+Every run measures the failure map with the same deterministic sweep
 (fixed evaluation seeds), so every run of an env sees the same region. Runs already in --out are skipped.
 """
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import multiprocessing
 import subprocess
@@ -90,6 +93,36 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines + [f"- {r['env']} {r['variant']} seed {r['seed']}: {r['error']}" for r in errors]) + "\n"
 
 
+def detects(results: list[dict]) -> str:
+    """What the discriminator rewards: second-half proposals' mean reward per sixth of the (first) dimension's range,
+    for failing vs solved episodes, and the share of proposals within 1/24 of a face of the cube (uniform: 1/12)."""
+    lines = ["| env | variant | seeds | mean reward per sixth of the range (low -> high) | failing / solved episodes | "
+             "share at the faces (uniform 0.08) |", "|---|---|---|---|---|---|"]
+    for env in ENVS:
+        for variant in VARIANTS:
+            runs = [r for r in results if r["env"] == env and r["variant"] == variant]
+            if not runs:
+                continue
+            u, reward, solved = [], [], []
+            for r in runs:
+                with open(Path(r["dir"]) / "proposals.csv", newline="") as handle:
+                    rows = list(csv.DictReader(handle))
+                last = max(int(row["iteration"]) for row in rows)
+                column = next(k for k in rows[0] if k.startswith("u_"))
+                for row in rows:
+                    if int(row["iteration"]) >= last / 2 and row["reward"] not in ("", "nan"):
+                        u.append(float(row[column]))
+                        reward.append(float(row["reward"]))
+                        solved.append(int(row["solved"]))
+            u_, r_, s_ = np.array(u), np.array(reward), np.array(solved)
+            sixth = np.minimum((u_ * 6).astype(int), 5)
+            per_bin = " ".join(f"{r_[sixth == b].mean():+.2f}" if (sixth == b).any() else "-" for b in range(6))
+            faces = np.mean((u_ < 1 / 24) | (u_ > 23 / 24))
+            lines.append(f"| {env} | {variant} | {len(runs)} | {per_bin} | {r_[s_ == 0].mean():+.2f} / "
+                         f"{r_[s_ == 1].mean():+.2f} | {faces:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", choices=sorted(ENVS), default="lunar")
@@ -115,9 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         if (directory / "focus.json").is_file():
             env, rest = directory.name.split("_", 1)
             variant, seed = rest.rsplit("_s", 1)
-            results.append({"env": env, "variant": variant, "seed": int(seed),
+            results.append({"env": env, "variant": variant, "seed": int(seed), "dir": str(directory),
                             **json.loads((directory / "focus.json").read_text())})
-    text = table(results)
+    text = table(results) + "\n" + detects(results)
     (args.out / "focus_table.md").write_text(text)
     print(text)
     return 0
