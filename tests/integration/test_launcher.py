@@ -19,7 +19,7 @@ def test_graph_arguments_are_validated() -> None:
     assert graph is GRAPHS["train_sim"]
     with pytest.raises(ValueError, match="unknown argument"):
         graph.nodes({"budget_typo": "1"})
-    with pytest.raises(ValueError, match="seed:=abc is not a valid int"):
+    with pytest.raises(ValueError, match="seed:=abc is not an integer"):
         graph.nodes({"seed": "abc"})
     with pytest.raises(ValueError, match="env:=adr/Nope-v0 is not one of"):
         graph.nodes({"env": "adr/Nope-v0"})
