@@ -193,7 +193,9 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
                       shutdown_timeout=TRAINER_SHUTDOWN_S)]
     learns = json.loads(common["run_spec"])["learns_from_rewards"]  # ADR: a discriminator, reference rollouts
     consumers = 2 if learns else 1  # of the trajectories: trainer (+ discriminator)
+    consumer_nodes = ["adr_trainer", "adr_discriminator"] if learns else ["adr_trainer"]
     nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": consumers,
+                                                          "trajectory_consumer_nodes": consumer_nodes,
                                                           "frozen_policy": frozen}, respawn=True)
               for name in instances]
     if learns:

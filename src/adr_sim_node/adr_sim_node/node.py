@@ -63,6 +63,9 @@ class SimNode(Node):
         self.trajectory_consumers = self.declare_parameter("trajectory_consumers", 1, ParameterDescriptor(
             description="Subscribers of adr/trajectories to wait for before publishing (trainer, discriminator)",
             integer_range=[IntegerRange(from_value=0, to_value=64, step=1)], read_only=True)).value
+        self.consumer_nodes = set(self.declare_parameter("trajectory_consumer_nodes", [""], ParameterDescriptor(
+            description="Node names of the trajectory consumers to wait for (trainer, discriminator); other "
+                        "subscribers (a recorder, rqt) do not count for them", read_only=True)).value) - {""}
 
         cfg = self.config
         env_kwargs = cfg.env_kwargs()
@@ -202,9 +205,18 @@ class SimNode(Node):
                        f"in {randomized.length} steps (policy version {held.version}"
                        f"{', with reference' if goal.with_reference else ''})")
 
+    def _consumers_matched(self, count: int) -> bool:
+        matched = self.trajectory_pub.get_subscription_count()
+        if not self.consumer_nodes:
+            return matched >= count
+        # by name: a recorder subscribed first must not stand in for the discriminator; every discovered subscriber
+        # matched (so the named ones are among the matched)
+        discovered = [info.node_name for info in self.get_subscriptions_info_by_topic(self.trajectory_pub.topic_name)]
+        return self.consumer_nodes <= set(discovered) and matched >= len(discovered)
+
     def _wait_for_consumers(self, count: int, goal_handle: ServerGoalHandle) -> bool:
         deadline = time.monotonic() + self.weights_timeout
-        while self.trajectory_pub.get_subscription_count() < count:
+        while not self._consumers_matched(count):
             if time.monotonic() > deadline or self.stopping.is_set() or goal_handle.is_cancel_requested:
                 return False
             time.sleep(0.01)
