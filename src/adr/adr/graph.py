@@ -192,9 +192,8 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     nodes = [NodeSpec("adr_sampler_node", "sampler_node", "adr_sampler", {**common, "resume": resume}, required=True,
                       shutdown_timeout=TRAINER_SHUTDOWN_S)]
     learns = json.loads(common["run_spec"])["learns_from_rewards"]  # ADR: a discriminator, reference rollouts
-    consumers = 2 if learns else 1  # of the trajectories: trainer (+ discriminator)
-    consumer_nodes = ["adr_trainer", "adr_discriminator"] if learns else ["adr_trainer"]
-    nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": consumers,
+    consumer_nodes = ["adr_trainer", "adr_discriminator"] if learns else ["adr_trainer"]  # of the trajectories
+    nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": len(consumer_nodes),
                                                           "trajectory_consumer_nodes": consumer_nodes,
                                                           "frozen_policy": frozen}, respawn=True)
               for name in instances]

@@ -21,25 +21,26 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
 
+from adr_ros import topics
 from adr_ros.bag import BagError, BagWriter
 from adr_ros.lifecycle import run_node
 
 TRAIN_TOPICS = ("adr/*", "diagnostics", "joint_states")  # the default; the graphs pass their own (adr/graph.py)
 NEVER = ("adr/policy_weights",)  # the checkpoints hold the weights
-TRAJECTORIES = "adr/trajectories"
+TRAJECTORIES = topics.TRAJECTORIES
 
 
 # The training graph's topics (docs/node_graph.md), subscribed at start so that a short run loses nothing to the
 # discovery delay (the trainer waits for this node's subscriptions when the graph records); others are discovered.
-KNOWN_TYPES = {"adr/proposals": "adr_interfaces/msg/ParameterSet",
-               "adr/particle_rewards": "adr_interfaces/msg/ParticleRewards",
-               "adr/sampler_state": "adr_interfaces/msg/SamplerState",
-               "adr/sample_histogram": "adr_interfaces/msg/SampleHistogram",
-               "adr/trajectories": "adr_interfaces/msg/Trajectory",
+KNOWN_TYPES = {topics.PROPOSALS: "adr_interfaces/msg/ParameterSet",
+               topics.PARTICLE_REWARDS: "adr_interfaces/msg/ParticleRewards",
+               topics.SAMPLER_STATE: "adr_interfaces/msg/SamplerState",
+               topics.SAMPLE_HISTOGRAM: "adr_interfaces/msg/SampleHistogram",
+               topics.TRAJECTORIES: "adr_interfaces/msg/Trajectory",
                "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray"}  # absolute, as every node publishes it
 # what their publishers offer (adr_ros.qos): history kept for late joiners
 KNOWN_QOS = {topic: {"durability": QoSDurabilityPolicy.TRANSIENT_LOCAL}
-             for topic in ("adr/proposals", "adr/sampler_state", "adr/sample_histogram")}
+             for topic in (topics.PROPOSALS, topics.SAMPLER_STATE, topics.SAMPLE_HISTOGRAM)}
 
 
 def message_class(type_name: str) -> type:
