@@ -10,6 +10,7 @@ Every runner calls these steps. The in-process ``Trainer`` and the ``Probe`` (a 
     rewards = score_then_train(discriminator, randomized, reference)      scored BEFORE it trains on them
     update_sampler(sampler, rewards)                                      SVPG, eq. (2)
     update_agent(agent, randomized, budget)                               stored in slot order, then the owed steps
+                                                                          (+ reference: learn_from_reference)
 
 The components draw randomness from their own generators, so the order of the last three steps does not change any
 result (the node graph runs them in parallel processes and matches this in-process order bit for bit).
@@ -93,11 +94,12 @@ def update_sampler(sampler: Sampler, rewards: np.ndarray | None) -> dict[str, fl
     return sampler.update(rewards) if sampler.learns_from_rewards and rewards is not None else {}
 
 
-def update_agent(agent: OffPolicyAgent, randomized: list[Trajectory],
-                 budget: int | None = None) -> tuple[int, dict[str, float]]:
-    """Store the randomized trajectories in slot order, then take the gradient steps owed. ``budget``: the run's
-    total agent steps, for learning-rate schedules (progress = agent steps so far / budget)."""
-    for trajectory in sorted(randomized, key=lambda t: t.slot):
+def update_agent(agent: OffPolicyAgent, randomized: list[Trajectory], budget: int | None = None,
+                 reference: list[Trajectory] | None = None) -> tuple[int, dict[str, float]]:
+    """Store the randomized trajectories in slot order (then, when given, the ``reference`` ones: the
+    ``learn_from_reference`` option), then take the gradient steps owed. ``budget``: the run's total agent steps, for
+    learning-rate schedules (progress = agent steps so far / budget)."""
+    for trajectory in [*sorted(randomized, key=lambda t: t.slot), *sorted(reference or [], key=lambda t: t.slot)]:
         agent.store(trajectory)
     n_updates = agent.updates_due()
     progress = agent.transitions_seen / budget if budget else None
@@ -158,6 +160,7 @@ class Components:
     rollouts: RolloutSettings
     agent: OffPolicyAgent | None = None
     budget: int | None = None  # the run's total agent steps (learning-rate schedules)
+    learn_from_reference: bool = False  # the agent also stores the reference rollouts
 
 
 def run_iteration(parts: Components, iteration: int, policy: Policy, policy_version: int = 0) -> IterationResult:
@@ -177,8 +180,9 @@ def run_iteration(parts: Components, iteration: int, policy: Policy, policy_vers
     rewards, discriminator_metrics = (score_then_train(parts.discriminator, randomized, reference) if learns
                                       else (None, {}))
     t2 = clock()
-    n_updates, agent_losses = (update_agent(parts.agent, randomized, parts.budget) if parts.agent is not None
-                               else (0, {}))
+    n_updates, agent_losses = (update_agent(parts.agent, randomized, parts.budget,
+                                            reference if parts.learn_from_reference else None)
+                               if parts.agent is not None else (0, {}))
     t3 = clock()
     sampler_metrics = update_sampler(parts.sampler, rewards)
     t4 = clock()

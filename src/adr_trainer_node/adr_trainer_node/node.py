@@ -193,10 +193,12 @@ class TrainerNode(Node):
                 else:
                     if learning is not None:
                         learning.join()
+                    stored = [*randomized, *self.references.get(k, [])] if self.config.learn_from_reference \
+                        else randomized  # what the learning block below stores (read before it pops them)
                     pending = (log, k, proposals, randomized, t0, t_rollouts)
                     learning = threading.Thread(target=self.learn_and_log, args=pending, daemon=True)
                     learning.start()
-                    if self.agent.transitions_seen + sum(t.length for t in randomized) >= self.config.total_agent_steps:
+                    if self.agent.transitions_seen + sum(t.length for t in stored) >= self.config.total_agent_steps:
                         break
         except StopRequested:
             self.get_logger().info("stopping: Ctrl-C")
@@ -217,11 +219,12 @@ class TrainerNode(Node):
     def learn_and_log(self, log: RunLog, k: int, proposals: list[ParameterSet], randomized: list[Trajectory],
                       t0: float, t_rollouts: float) -> None:
         t1 = time.perf_counter()
-        n_updates, losses = update_agent(self.agent, randomized, self.config.total_agent_steps)
+        reference = self.references.pop(k, [])
+        n_updates, losses = update_agent(self.agent, randomized, self.config.total_agent_steps,
+                                         reference if self.config.learn_from_reference else None)
         t_agent = self.last_learning_s = time.perf_counter() - t1
         self.publish_weights()
         rewards = self._rewards_of(k)
-        reference = self.references.pop(k, [])
         sampler_metrics = self._sampler_metrics_of(k)
         elapsed = time.perf_counter() - t0
         started, wall_before = self._clock_start
@@ -289,7 +292,8 @@ class TrainerNode(Node):
             self._check_stop()
             self.inbox.wait(0.01)
         if self.inbox.missing(k, self.slots, "reference"):
-            self.get_logger().warning(f"iteration {k}: reference trajectories missing from metrics.csv")
+            learns = " and from the agent's replay (learn_from_reference)" if self.config.learn_from_reference else ""
+            self.get_logger().warning(f"iteration {k}: reference trajectories missing from metrics.csv{learns}")
             return self.inbox.take(k, self.slots)
         taken = self.inbox.take_kinds(k, self.slots, ("randomized", "reference"))
         self.references[k] = taken["reference"]

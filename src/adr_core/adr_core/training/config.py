@@ -48,8 +48,13 @@ class TrainConfig:
     fixed_range: str = option("hard", "Named range of the space used by sampler 'fixed' (LunarLander 'hard' = "
                                       "main engine strength [8, 11], the paper's oracle).")
     seed: int = option(0, "Run seed; agent, sampler, discriminator and every rollout derive their randomness from it.")
-    total_agent_steps: int = option(1_000_000, "Budget: stop once the agent has taken this many steps in randomized "
-                                               "environments (paper: 1M). Reference rollouts do not count.")
+    total_agent_steps: int = option(1_000_000, "Budget: stop once the agent has stored this many steps (paper: 1M "
+                                               "randomized steps). Reference rollouts count only with "
+                                               "learn_from_reference.")
+    learn_from_reference: bool = option(False, "ADR: the agent also stores (and learns from) the reference rollouts "
+                                               "Algorithm 1 collects for the discriminator; the paper stores the "
+                                               "randomized ones only. No effect for samplers without reference "
+                                               "rollouts (udr, baseline, fixed).")
     max_episode_steps: int | None = option(None, "Episode time limit; null = the environment's own (LunarLander 1000, "
                                                  "the others 100, as in the paper).")
     rollout_max_steps: int | None = option(None, "Cut training rollouts (randomized and reference) after this many "

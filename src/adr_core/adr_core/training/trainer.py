@@ -118,7 +118,8 @@ class Trainer:
                           randomized_env=self.randomized_env, reference_env=self.reference_env,
                           rollouts=RolloutSettings(self.config.seed, self.config.agent.exploration_noise,
                                                    self.config.reference_noise, self.config.rollout_max_steps),
-                          agent=self.agent, budget=self.config.total_agent_steps)
+                          agent=self.agent, budget=self.config.total_agent_steps,
+                          learn_from_reference=self.config.learn_from_reference)
 
     def run_iteration(self) -> IterationResult:
         policy = ActorPolicy.from_state_dict(self.agent.actor_state_dict())
