@@ -119,3 +119,22 @@ def test_one_adr_iteration_on_the_other_environments(env_id):
     assert all(math.isfinite(t.final_distance) for t in result.randomized + result.reference)
     assert np.isfinite(result.rewards).all() and result.n_updates == 100
     assert result.parameters.shape == (2, trainer.space.ndim)
+
+
+def test_learn_from_reference_stores_the_reference_rollouts_and_counts_them():
+    plain = Trainer(tiny_config(), None).run_iteration()
+    trainer = Trainer(tiny_config(learn_from_reference=True), None)
+    result = trainer.run_iteration()
+    randomized = sum(t.length for t in result.randomized)
+    reference = sum(t.length for t in result.reference)
+    replay = trainer.agent.replay
+    assert reference > 0 and trainer.agent_steps == randomized + reference == replay.size == replay.position
+    np.testing.assert_array_equal(result.randomized[0].obs, plain.randomized[0].obs)  # same rollouts, more stored
+    # the reference transitions follow the randomized ones in the buffer, in slot order
+    first_ref = result.reference[0]
+    stored = replay.storage[randomized:randomized + first_ref.length, :trainer.obs_dim].numpy()
+    np.testing.assert_array_equal(stored, first_ref.obs.astype(np.float32))
+    # samplers without reference rollouts: no effect
+    udr = Trainer(tiny_config(sampler="udr", learn_from_reference=True), None)
+    udr_result = udr.run_iteration()
+    assert udr.agent_steps == sum(t.length for t in udr_result.randomized)

@@ -33,13 +33,15 @@ def overrides_arg(overrides: dict) -> str:
     return "overrides:={" + body + "}"
 
 
-def launch_command(run_dir: Path, domain_id: str, budget: int, *extra: str) -> list[str]:
+def launch_command(run_dir: Path, domain_id: str, budget: int, *extra: str, overrides: dict | None = None) -> list[str]:
     return [str(executable("adr", "adr_launch")), "adr", "train_sim.launch.py", f"run_dir:={run_dir}",
-            f"budget:={budget}", overrides_arg(TINY), "--domain-id", domain_id, *extra]
+            f"budget:={budget}", overrides_arg({**TINY, **(overrides or {})}), "--domain-id", domain_id, *extra]
 
 
-def start_graph(run_dir: Path, env: dict[str, str], budget: int, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen(launch_command(run_dir, env["ROS_DOMAIN_ID"], budget, *extra), env=env,
+def start_graph(run_dir: Path, env: dict[str, str], budget: int, *extra: str,
+                overrides: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(launch_command(run_dir, env["ROS_DOMAIN_ID"], budget, *extra, overrides=overrides),
+                            env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 

@@ -80,3 +80,16 @@ def test_ergo_reacher_graph_runs_adr_iterations(ros_env: dict[str, str], tmp_pat
     manifest = json.loads((tmp_path / "checkpoints" / "latest.json").read_text())
     assert manifest["iteration"] == len(rows) - 1
     assert set(sample_rows(tmp_path)[0]) >= {"iteration", "slot", "u_m2_gain", "m2_gain"}
+
+
+def test_sync_graph_learning_from_reference_rollouts_reproduces_the_in_process_trainer(
+        ros_env: dict[str, str], tmp_path: Path) -> None:
+    """learn_from_reference: the trainer node stores the reference trajectories it receives, as adr-train does."""
+    in_process = tmp_path / "in_process"
+    trainer = run_in_process(in_process, BUDGET, learn_from_reference=True)
+    graph_dir = tmp_path / "graph"
+    graph = start_graph(graph_dir, ros_env, BUDGET, "instances:=1", overrides={"learn_from_reference": "true"})
+    output = finish(graph, [])
+    assert graph.returncode == 0, output
+    assert metric_rows(graph_dir) == metric_rows(in_process)
+    assert int(metric_rows(in_process)[-1]["agent_steps"]) == trainer.agent.replay.size  # reference steps stored
