@@ -3,24 +3,42 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
 
 from adr_core.rollout import Trajectory
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_ros import trajectories
 
 
+@dataclass(frozen=True)
+class Expected:
+    """The iteration being collected: what its trajectories must match."""
+
+    iteration: int
+    parameters: np.ndarray  # (slots, d): the physical settings dispatched, one row per slot
+    reference: np.ndarray  # (d,): the reference setting (reference trajectories)
+    min_version: int  # the oldest policy version the episodes may have run with (the newest: the last published)
+
+
 class TrajectoryInbox:
     """Thread-safe store: executor threads ``offer`` messages, the training loop ``take``s whole iterations.
 
-    A message is refused (with a reason for the caller to log and count) when it is malformed, belongs to an
-    iteration already consumed, or repeats a (iteration, slot, kind) already accepted — e.g. a slow instance
-    finishing a rollout that was re-assigned. Accepted trajectories are never dropped.
+    Only the iteration announced with ``expect`` is accepted, so at most slots x kinds trajectories are held. A
+    message is refused (with a reason for the caller to log and count) when it is malformed or empty, belongs to
+    another iteration or to a slot that does not exist, ran under another setting than the one dispatched for its
+    slot, names a policy version the trainer never published for this iteration, or repeats a (iteration, slot,
+    kind) already accepted — e.g. a slow instance finishing a rollout that was re-assigned. Accepted trajectories
+    are never dropped.
     """
 
     def __init__(self, obs_dim: int, act_dim: int, kinds: tuple[str, ...] = ("randomized",)) -> None:
         self._obs_dim, self._act_dim, self._kinds = obs_dim, act_dim, kinds
         self._items: dict[tuple[int, int, str], Trajectory] = {}
         self._oldest_open_iteration = 0
+        self._expected: Expected | None = None
+        self._published_version = 0  # the newest policy version the trainer has published
         self._changed = threading.Condition()
         self._transport_s: defaultdict[int, float] = defaultdict(float)  # iteration -> summed publish->receive time
 
@@ -36,10 +54,15 @@ class TrajectoryInbox:
             return f"malformed: {error}"
         if trajectory.kind not in self._kinds:
             return f"ignored: {trajectory.kind} trajectories are not used here"
+        if trajectory.length == 0:
+            return "malformed: empty trajectory (length 0)"
         key = (trajectory.iteration, trajectory.slot, trajectory.kind)
         with self._changed:
             if trajectory.iteration < self._oldest_open_iteration:
                 return f"stale: iteration {trajectory.iteration} was already consumed"
+            refusal = self._mismatch(trajectory)
+            if refusal is not None:
+                return refusal
             if key in self._items:
                 return f"duplicate: iteration {key[0]} slot {key[1]} {key[2]} already received"
             self._items[key] = trajectory
@@ -47,6 +70,34 @@ class TrajectoryInbox:
             if received_ns is not None and sent_ns > 0:
                 self._transport_s[trajectory.iteration] += max(0, received_ns - sent_ns) * 1e-9
             self._changed.notify_all()
+        return None
+
+    def expect(self, expected: Expected) -> None:
+        """Open ``expected.iteration`` (before its rollouts are dispatched); nothing else is accepted until then."""
+        with self._changed:
+            self._expected = expected
+
+    def note_published(self, version: int) -> None:
+        """The trainer published policy ``version`` (episodes may run with it from now on)."""
+        with self._changed:
+            self._published_version = max(self._published_version, int(version))
+
+    def _mismatch(self, trajectory: Trajectory) -> str | None:
+        expected = self._expected
+        if expected is None or trajectory.iteration != expected.iteration:
+            waiting = "no iteration" if expected is None else f"iteration {expected.iteration}"
+            return f"unexpected: iteration {trajectory.iteration} is not being collected (waiting for {waiting})"
+        slots = len(expected.parameters)
+        if not 0 <= trajectory.slot < slots:
+            return f"unexpected: slot {trajectory.slot} does not exist (iteration {expected.iteration} has {slots})"
+        setting = expected.reference if trajectory.kind == "reference" else expected.parameters[trajectory.slot]
+        if trajectory.params.shape != setting.shape or not np.allclose(trajectory.params, setting, rtol=1e-9,
+                                                                        atol=1e-9):
+            return (f"mismatch: slot {trajectory.slot} ran under {trajectory.params.tolist()}, the setting "
+                    f"dispatched is {setting.tolist()}")
+        if not expected.min_version <= trajectory.policy_version <= self._published_version:
+            return (f"mismatch: policy version {trajectory.policy_version} outside [{expected.min_version}, "
+                    f"{self._published_version}], the versions published for iteration {expected.iteration}")
         return None
 
     def missing(self, iteration: int, slots: int, kind: str = "randomized") -> list[int]:

@@ -47,7 +47,7 @@ from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run
 from adr_trainer_node.agent_checkpoint import load_agent, save_agent
 from adr_trainer_node.dispatcher import RolloutDispatcher
-from adr_trainer_node.inbox import TrajectoryInbox
+from adr_trainer_node.inbox import Expected, TrajectoryInbox
 from adr_trainer_node.probe_loop import run_probe
 
 METRICS = ("return_mean", "reference_return_mean", "solved_fraction", "critic_loss", "actor_loss", "updates_per_s",
@@ -276,6 +276,8 @@ class TrainerNode(Node):
         def slots_done() -> set[int]:
             return set(range(self.slots)) - set(self.inbox.missing(k, self.slots))
 
+        self.inbox.expect(Expected(k, np.stack([from_field(p.values, np.float64) for p in proposals]),
+                                   np.asarray(self.space.reference(), np.float64), min_version))
         self.dispatcher.start(proposals, with_reference=self.learns_from_rewards, min_policy_version=min_version,
                               slots_done=slots_done)
         while not self.dispatcher.finished.wait(0.05):
@@ -304,6 +306,7 @@ class TrainerNode(Node):
                                     algorithm=self.config.agent.algorithm, obs_dim=self.agent.obs_dim,
                                     act_dim=self.agent.act_dim)
         msg.header.stamp = self.get_clock().now().to_msg()
+        self.inbox.note_published(self.agent.policy_version)
         self.weights_pub.publish(msg)
 
     def checkpoint(self, k: int, final: bool = False) -> None:
