@@ -8,7 +8,6 @@ from adr_ros import trajectories
 from adr_ros.arrays import to_field
 from adr_trainer_node.inbox import Expected, TrajectoryInbox
 
-
 SETTINGS = np.array([[9.0], [12.5], [17.0]])  # the settings dispatched for slots 0-2
 REFERENCE = np.array([13.0])
 
