@@ -71,9 +71,23 @@ def test_the_fast_preset_is_sac_and_the_paper_configs_stay_the_paper_agent():
     (["--set", "evaluate_every_steps=-5"], "evaluate_every_steps must be >= 0"),
     (["--config", "no_such_experiment"], "no packaged experiment"),
     (["--resume"], "config.yaml does not exist"),
+    (["--set", "agent.batch_size=[1,"], "--set agent.batch_size='[1,' is not a valid YAML value"),
+    (["--agent.tau", "{a"], "--agent.tau='{a' is not a valid YAML value"),
+    (["--env_id", "adr/Nope-v0"], "env_id must be one of"),
+    (["--set", "learn_from_reference=maybe"], "learn_from_reference must be true or false"),
 ])
 def test_bad_arguments_exit_with_a_clear_message(tmp_path, capsys, argv, message):
     with pytest.raises(SystemExit) as exit_info:
         main(["--out", str(tmp_path / "x"), *argv])
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_out_naming_a_file_is_refused(tmp_path, capsys):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("kept")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--out", str(a_file), "--total_agent_steps", "10"])
+    assert exit_info.value.code == 2
+    assert f"--out {a_file} is a file, not a directory" in capsys.readouterr().err
+    assert a_file.read_text() == "kept"

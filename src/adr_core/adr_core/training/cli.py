@@ -114,11 +114,26 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         if "=" not in item:
             raise ConfigError(f"--set needs KEY=VALUE, got {item!r}")
         key, value = item.split("=", 1)
-        overrides[key.strip()] = yaml.safe_load(value)
+        overrides[key.strip()] = _yaml_value(f"--set {key.strip()}", value)
     for dest, value in vars(args).items():
         if dest.startswith("key:") and value is not None:
-            overrides[dest[4:]] = yaml.safe_load(value)
+            overrides[dest[4:]] = _yaml_value(f"--{dest[4:]}", value)
     return config.with_overrides(overrides) if overrides else config
+
+
+def _yaml_value(option: str, text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(f"{option}={text!r} is not a valid YAML value ({problem})") from None
+
+
+def _check_out(out: Path, resume: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a directory")
+    if not resume and (out / "checkpoints" / "latest.pt").exists():
+        raise ConfigError(f"{out} already holds a run; use --resume to continue it or choose another --out")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -132,9 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.out:
         parser.error("the following arguments are required: --out")
     try:
+        _check_out(Path(args.out), args.resume)
         config = config_from_args(args)
-        if not args.resume and (Path(args.out) / "checkpoints" / "latest.pt").exists():
-            raise ConfigError(f"{args.out} already holds a run; use --resume to continue it or choose another --out")
         trainer = Trainer(config, args.out, resume=args.resume, bootstrap_from=args.bootstrap)
     except (ConfigError, CheckpointError) as exc:
         parser.exit(2, f"adr-train: error: {exc}\n")
