@@ -2,9 +2,11 @@
 and faults (a simulator instance killed mid-iteration, Ctrl-C and resume) lose nothing."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,27 @@ def test_sync_graph_learning_from_reference_rollouts_reproduces_the_in_process_t
     assert graph.returncode == 0, output
     assert metric_rows(graph_dir) == metric_rows(in_process)
     assert int(metric_rows(in_process)[-1]["agent_steps"]) == trainer.agent.replay.size  # reference steps stored
+
+
+def test_ctrl_c_stops_the_trainer_while_a_node_it_waits_on_hangs(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 18: with the sampler frozen (SIGSTOP), the trainer waits for proposals; Ctrl-C must end that wait at
+    once (it used to wait out the 60-s service timeout until the launcher killed it), and the launcher must not
+    wait out the sampler's 300-s shutdown grace once the trainer it serves has exited."""
+    graph = start_graph(tmp_path, ros_env, 100_000, "instances:=1")
+    seen: list[str] = []
+    sampler = int(read_until(graph, r"started adr_sampler \(pid (\d+)\)", 60, seen).group(1))
+    read_until(graph, r"adr_trainer\]: iteration 1:", 180, seen)
+    os.kill(sampler, signal.SIGSTOP)
+    try:
+        time.sleep(4.0)  # the trainer is now waiting for the frozen sampler's proposals
+        graph.send_signal(signal.SIGINT)
+        output = finish(graph, seen, timeout=90)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(sampler, signal.SIGCONT)
+    assert "Ctrl-C: stopping after the current learning block" in output, output
+    assert "adr_trainer]: finished:" in output, output
+    assert "adr_trainer ignored Ctrl-C" not in output, output
+    assert "adr_trainer exited with code 0" in output, output
+    # the hung sampler served the trainer's final checkpoint: once the trainer is gone it gets 10 s, not 300
+    assert "adr_sampler ignored Ctrl-C" in output, output

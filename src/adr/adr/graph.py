@@ -51,6 +51,8 @@ class NodeSpec:
     required: bool = False  # the graph stops when a required node exits
     respawn: bool = False
     shutdown_timeout: float = 10.0  # seconds between Ctrl-C and SIGTERM (the trainer finishes its update first)
+    serves: str = ""  # a node this one serves at shutdown (its final checkpoint): once that one has exited, this one
+    #                   gets at most SERVED_EXIT_GRACE_S more (pip launcher)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class Graph:
 # After Ctrl-C the trainer completes the agent update it is in (1000 updates of batch 1000 take ~30 s on 2 CPU
 # cores) and checkpoints that iteration, so it gets more time than the launch default of 5 s before SIGTERM.
 TRAINER_SHUTDOWN_S = 300.0
+SERVED_EXIT_GRACE_S = 10.0  # a helper still running this long after the trainer it served has exited is killed
 
 METHODS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed"}  # launch name -> core sampler
 
@@ -190,7 +193,7 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     # The run cannot go on without its sampler, discriminator or trainer: any of them exiting stops the graph.
     # After Ctrl-C, sampler and discriminator keep serving until the trainer has written its final checkpoint.
     nodes = [NodeSpec("adr_sampler_node", "sampler_node", "adr_sampler", {**common, "resume": resume}, required=True,
-                      shutdown_timeout=TRAINER_SHUTDOWN_S)]
+                      shutdown_timeout=TRAINER_SHUTDOWN_S, serves="adr_trainer")]
     learns = json.loads(common["run_spec"])["learns_from_rewards"]  # ADR: a discriminator, reference rollouts
     consumer_nodes = ["adr_trainer", "adr_discriminator"] if learns else ["adr_trainer"]  # of the trajectories
     nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": len(consumer_nodes),
@@ -199,7 +202,8 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
               for name in instances]
     if learns:
         nodes.append(NodeSpec("adr_discriminator_node", "discriminator_node", "adr_discriminator",
-                              {**common, "resume": resume}, required=True, shutdown_timeout=TRAINER_SHUTDOWN_S))
+                              {**common, "resume": resume}, required=True, shutdown_timeout=TRAINER_SHUTDOWN_S,
+                              serves="adr_trainer"))
     if args["viewer"] == "true":
         nodes.append(NodeSpec("adr_viewer", "viewer_node", "adr_viewer", {"port": int(args["viewer_port"])}))
     if args["record"] == "true":

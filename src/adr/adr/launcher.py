@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix
 
-from adr.graph import GRAPHS, Graph, NodeSpec, graph_for_launch_file
+from adr.graph import GRAPHS, SERVED_EXIT_GRACE_S, Graph, NodeSpec, graph_for_launch_file
 
 RESPAWN_DELAY_S = 2.0
 
@@ -115,19 +115,36 @@ def run_graph(graph: Graph, overrides: dict[str, str], env: dict[str, str]) -> i
 
 
 def _shutdown(running: list[_Running]) -> None:
+    """Ctrl-C to every node; each gets its ``shutdown_timeout``, or ``SERVED_EXIT_GRACE_S`` after the node it
+    ``serves`` has exited (a hung sampler does not hold the graph for the trainer's 300 s); then SIGKILL."""
     for entry in running:
         if entry.process.poll() is None:
             entry.process.send_signal(signal.SIGINT)
     started = time.monotonic()
-    for entry in running:
-        grace_s = entry.spec.shutdown_timeout
-        try:
-            entry.process.wait(timeout=max(0.1, started + grace_s - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            print(f"[adr_launch] {entry.spec.name} ignored Ctrl-C for {grace_s:.0f} s; killing it", flush=True)
-            os.killpg(entry.process.pid, signal.SIGKILL)
-            entry.process.wait()
-        entry.pump.join(timeout=1)
+    exited: dict[str, float] = {}  # node name -> when it was seen gone
+    pending = list(running)
+    while pending:
+        now = time.monotonic()
+        for entry in list(pending):
+            code = entry.process.poll()
+            if code is not None:
+                exited[entry.spec.name] = now
+                entry.pump.join(timeout=1)
+                print(f"[adr_launch] {entry.spec.name} exited with code {code}", flush=True)
+                pending.remove(entry)
+                continue
+            deadline = started + entry.spec.shutdown_timeout
+            if entry.spec.serves in exited:
+                deadline = min(deadline, exited[entry.spec.serves] + SERVED_EXIT_GRACE_S)
+            if now >= deadline:
+                print(f"[adr_launch] {entry.spec.name} ignored Ctrl-C for {now - started:.0f} s; killing it",
+                      flush=True)
+                os.killpg(entry.process.pid, signal.SIGKILL)
+                entry.process.wait()
+                exited[entry.spec.name] = time.monotonic()
+                entry.pump.join(timeout=1)
+                pending.remove(entry)
+        time.sleep(0.05)
 
 
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:

@@ -132,6 +132,7 @@ class TrainerNode(Node):
         self.stop_requested = stop_requested or threading.Event()
         self.last_completed: int | None = self.iteration - 1 if resume else None
         self.last_checkpoint: int | None = self.last_completed
+        self.checkpoint_abandoned = False  # a checkpoint failed while stopping: a hung node, no final try
         self.get_logger().info(
             f"{cfg.sampler} on {cfg.env_id}, {self.mode} mode, {len(self.instances)} instance(s), {self.slots} "
             f"rollouts/iteration, budget {cfg.total_agent_steps} agent steps, run dir {self.run_dir}")
@@ -205,7 +206,8 @@ class TrainerNode(Node):
         finally:
             if learning is not None:
                 learning.join()
-            if self.last_completed is not None and self.last_checkpoint != self.last_completed:
+            if (self.last_completed is not None and self.last_checkpoint != self.last_completed
+                    and not self.checkpoint_abandoned):
                 try:
                     self.checkpoint(self.last_completed, final=True)
                 except CheckpointError as error:
@@ -249,7 +251,14 @@ class TrainerNode(Node):
             self.evaluation.maybe_run(k + 1, self.agent.transitions_seen, self.agent.actor_state_dict(),
                                       self.wall_time)
         if (k + 1) % self.config.checkpoint_every == 0:
-            self.checkpoint(k)
+            try:
+                self.checkpoint(k)
+            except CheckpointError as error:
+                if not self.stop_requested.is_set():
+                    raise
+                self.get_logger().warning(f"stopping: no checkpoint of iteration {k} ({error}); checkpoints/"
+                                          f"latest.json still names iteration {self.last_checkpoint}")
+                self.checkpoint_abandoned = True  # no second try at exit
 
     # ------------------------------------------------------------------ steps
     def request_proposals(self, k: int) -> list[ParameterSet]:
@@ -257,7 +266,7 @@ class TrainerNode(Node):
         deadline = time.monotonic() + self.service_timeout
         while True:
             self._check_stop()
-            response = self._call(self.propose_client, ProposeParameters.Request(count=0), deadline)
+            response = self._call(self.propose_client, ProposeParameters.Request(count=0), deadline, stoppable=True)
             if response is not None and response.success:
                 proposals = list(response.proposals)
                 if proposals[0].iteration != k or len(proposals) != self.slots:
@@ -325,6 +334,8 @@ class TrainerNode(Node):
         deadline = time.monotonic() + (self.service_timeout if patient else 5.0)
         name = component_file(component, k)
         while time.monotonic() < deadline:
+            if patient and self.stop_requested.is_set():  # Ctrl-C: a hung node gets 5 s more, not the full timeout
+                deadline, patient = min(deadline, time.monotonic() + 5.0), False
             if client.service_is_ready():
                 response = self._call(client, SaveCheckpoint.Request(iteration=k, directory=str(directory)),
                                       min(deadline, time.monotonic() + 5.0))
@@ -338,12 +349,14 @@ class TrainerNode(Node):
         raise CheckpointError(f"the {component} did not save its state of iteration {k}")
 
     # ------------------------------------------------------------------ helpers
-    def _call(self, client, request, deadline: float):
+    def _call(self, client, request, deadline: float, stoppable: bool = False):
+        """The service's answer, or None by ``deadline``. ``stoppable``: Ctrl-C ends the wait at once (not while
+        a checkpoint is being saved)."""
         if not client.wait_for_service(timeout_sec=max(0.0, min(1.0, deadline - time.monotonic()))):
             return None
         future = client.call_async(request)
         while not future.done() and time.monotonic() < deadline:
-            self._check_stop(allow_during_checkpoint=True)
+            self._check_stop(allow_during_checkpoint=not stoppable)
             time.sleep(0.002)
         return future.result() if future.done() else None
 
