@@ -59,14 +59,17 @@ class Instance:
                                                              space.from_normalized(normalized), normalized))
 
     def roll_out(self, parameters: ParameterSet, *, with_reference: bool = False,
-                 min_policy_version: int = 1) -> RollOut.Result:
-        return result_of(self.send(parameters, with_reference=with_reference, min_policy_version=min_policy_version),
+                 min_policy_version: int = 1, newest_policy_version: int | None = None) -> RollOut.Result:
+        return result_of(self.send(parameters, with_reference=with_reference, min_policy_version=min_policy_version,
+                                   newest_policy_version=newest_policy_version),
                          GOAL_TIMEOUT_S, f"the result of a goal to {self.name}")
 
-    def send(self, parameters: ParameterSet, *, with_reference: bool = False, min_policy_version: int = 1):
+    def send(self, parameters: ParameterSet, *, with_reference: bool = False, min_policy_version: int = 1,
+             newest_policy_version: int | None = None):
         """The future of the goal's result."""
+        newest = min_policy_version if newest_policy_version is None else newest_policy_version
         goal = RollOut.Goal(parameters=parameters, with_reference=with_reference,
-                            min_policy_version=min_policy_version)
+                            min_policy_version=min_policy_version, newest_policy_version=newest)
         sent = result_of(self.spin_thread.call(self.client.send_goal_async, goal), 5.0, "send_goal_async")
         handle = result_of(sent, GOAL_TIMEOUT_S, f"{self.name} to accept a goal")
         assert handle.accepted
@@ -254,4 +257,19 @@ def test_goals_wait_for_their_policy_version(graph: Graph) -> None:
                "the stale weights to be refused")
     timed_out = lunar.roll_out(lunar.setting(iteration=6, slot=0, unit=0.1), min_policy_version=9)
     assert not timed_out.success
-    assert f"no policy weights of version >= 9 within {WEIGHTS_TIMEOUT_S:g} s (held: 2)" in timed_out.message
+    assert (f"no policy weights of a version in [9, 9] within {WEIGHTS_TIMEOUT_S:g} s (held: 2)"
+            in timed_out.message)
+
+    # issue 18: a forged version the trainer never published is held but never used, and does not pin the
+    # instance: the next real version is
+    lunar.weights_pub.publish(lunar.weights(2**62))
+    wait_until(lambda: graph.diagnostics.value("adr_sim_0", "policy_version") == str(2**62), 5.0,
+               "the forged weights to arrive")
+    lunar.weights_pub.publish(lunar.weights(3))
+    served = lunar.roll_out(lunar.setting(iteration=7, slot=0, unit=0.1), min_policy_version=3,
+                            newest_policy_version=3)
+    assert served.success, served.message
+    assert graph.trajectory(lunar, 7, 0, "randomized").policy_version == 3
+    inverted = lunar.roll_out(lunar.setting(iteration=8, slot=0, unit=0.1), min_policy_version=4,
+                              newest_policy_version=3)
+    assert not inverted.success and "newest_policy_version 3 < min_policy_version 4" in inverted.message

@@ -8,7 +8,7 @@ from adr_interfaces.msg import ParameterSet
 from adr_ros import parameter_sets
 
 NORMALIZED_TOLERANCE = 1e-9
-REASONS = ("malformed", "env_id", "names", "out_of_range", "normalized")  # InvalidGoal.reason values
+REASONS = ("malformed", "env_id", "names", "out_of_range", "normalized", "versions")  # InvalidGoal.reason values
 
 
 class InvalidGoal(ValueError):

@@ -1,8 +1,10 @@
 """Simulator instance node: rolls out the latest policy in a randomized and a reference env on request.
 
-- ``adr/policy_weights`` (latched): the newest actor, kept with its version (older versions are rejected).
+- ``adr/policy_weights`` (latched): actors kept with their versions (latest_policy.py; versions older than one
+  already served are rejected).
 - ``<node name>/roll_out`` (action RollOut): validate the setting, wait (``weights_timeout`` s at most) for weights of
-  version >= ``min_policy_version``, roll out exactly as ``adr_core.training.Trainer.collect`` does (randomized,
+  a version in [``min_policy_version``, ``newest_policy_version``] (the newest the trainer has published, so a forged
+  higher version is never used), roll out exactly as ``adr_core.training.Trainer.collect`` does (randomized,
   then reference when ``with_reference``), publish each trajectory on ``adr/trajectories``, then succeed.
   Goals run one at a time, in the order they were accepted.
 - Ergo envs: ``joint_states`` and ``<node name>/goal`` at most ``joint_state_rate`` Hz during rollouts.
@@ -158,19 +160,23 @@ class SimNode(Node):
             return _finish(goal_handle, "canceled", "canceled before it started")
         try:
             setting = checked_setting(goal.parameters, self.space)
+            if goal.newest_policy_version < goal.min_policy_version:
+                raise InvalidGoal("versions", f"newest_policy_version {goal.newest_policy_version} < "
+                                              f"min_policy_version {goal.min_policy_version}")
         except InvalidGoal as error:
             self.diagnostics.reject(error.reason, str(error))
             return _finish(goal_handle, "abort", str(error))
         held = self.latest.wait_for(goal.min_policy_version, self.weights_timeout,
-                                    give_up=lambda: self.stopping.is_set() or goal_handle.is_cancel_requested)
+                                    give_up=lambda: self.stopping.is_set() or goal_handle.is_cancel_requested,
+                                    newest_version=goal.newest_policy_version)
         if held is None:
             if goal_handle.is_cancel_requested:
                 return _finish(goal_handle, "canceled", "canceled while waiting for policy weights")
             if self.stopping.is_set():
                 return _finish(goal_handle, "abort", "the instance is shutting down")
             current = self.latest.current
-            detail = (f"no policy weights of version >= {goal.min_policy_version} within {self.weights_timeout:g} s "
-                      f"(held: {current.version if current else 'none'})")
+            detail = (f"no policy weights of a version in [{goal.min_policy_version}, {goal.newest_policy_version}] "
+                      f"within {self.weights_timeout:g} s (held: {current.version if current else 'none'})")
             self.diagnostics.reject("no_weights", detail)
             return _finish(goal_handle, "abort", detail)
 

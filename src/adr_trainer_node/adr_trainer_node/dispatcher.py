@@ -58,6 +58,7 @@ class RolloutDispatcher:
         self._attempts: dict[int, int] = {}
         self._ended: dict[int, float] = {}  # slot -> when its last goal ended
         self._goals: dict[int, RollOut.Goal] = {}
+        self._newest_version: Callable[[], int] = lambda: 0  # the newest policy version published (start())
         self.report = DispatchReport()
         self._lock = threading.Lock()
         self._slots_done: Callable[[], set[int]] | None = None  # set while an iteration is dispatched
@@ -74,11 +75,15 @@ class RolloutDispatcher:
         return [name for name, client in self._clients.items() if client.server_is_ready()]
 
     def start(self, proposals: list[ParameterSet], *, with_reference: bool, min_policy_version: int,
-              slots_done: Callable[[], set[int]]) -> None:
-        """Dispatch an iteration; ``finished`` is set once ``slots_done()`` covers every slot and no goal is out."""
+              newest_policy_version: Callable[[], int], slots_done: Callable[[], set[int]]) -> None:
+        """Dispatch an iteration; ``finished`` is set once ``slots_done()`` covers every slot and no goal is out.
+        A goal may run with policy versions in [min_policy_version, newest_policy_version()], the latter read when
+        the goal is sent (async mode: a version published meanwhile may be used)."""
         with self._lock:
+            self._newest_version = newest_policy_version
             self._goals = {msg.slot: RollOut.Goal(parameters=msg, with_reference=with_reference,
-                                                  min_policy_version=min_policy_version) for msg in proposals}
+                                                  min_policy_version=min_policy_version)
+                           for msg in proposals}
             self._queue = deque(sorted(self._goals))
             self._attempts = {slot: 0 for slot in self._goals}
             self._ended = {}
@@ -134,7 +139,9 @@ class RolloutDispatcher:
             if self._attempts[slot] > self._max_attempts:
                 raise RuntimeError(f"slot {slot} failed {self._max_attempts} times: {self.report.failures[-3:]}")
             name = idle[0]
-            self._in_flight[name] = _InFlight(slot, now, self._clients[name].send_goal_async(self._goals[slot]))
+            goal = self._goals[slot]
+            goal.newest_policy_version = max(goal.min_policy_version, self._newest_version())
+            self._in_flight[name] = _InFlight(slot, now, self._clients[name].send_goal_async(goal))
 
     def _check(self, name: str, flight: _InFlight, now: float, done: set[int]) -> None:
         if flight.result_future is None and flight.goal_future.done():

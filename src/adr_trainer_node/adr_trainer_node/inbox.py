@@ -77,6 +77,11 @@ class TrajectoryInbox:
         with self._changed:
             self._expected = expected
 
+    @property
+    def published_version(self) -> int:
+        with self._changed:
+            return self._published_version
+
     def note_published(self, version: int) -> None:
         """The trainer published policy ``version`` (episodes may run with it from now on)."""
         with self._changed:

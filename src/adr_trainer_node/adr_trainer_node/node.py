@@ -288,7 +288,7 @@ class TrainerNode(Node):
         self.inbox.expect(Expected(k, np.stack([from_field(p.values, np.float64) for p in proposals]),
                                    np.asarray(self.space.reference(), np.float64), min_version))
         self.dispatcher.start(proposals, with_reference=self.learns_from_rewards, min_policy_version=min_version,
-                              slots_done=slots_done)
+                              newest_policy_version=lambda: self.inbox.published_version, slots_done=slots_done)
         while not self.dispatcher.finished.wait(0.05):
             self._check_stop()
         if self.dispatcher.error is not None:
