@@ -119,3 +119,18 @@ def test_ctrl_c_stops_the_trainer_while_a_node_it_waits_on_hangs(ros_env: dict[s
     assert "adr_trainer exited with code 0" in output, output
     # the hung sampler served the trainer's final checkpoint: once the trainer is gone it gets 10 s, not 300
     assert "adr_sampler ignored Ctrl-C" in output, output
+
+
+def test_async_graph_trains_to_the_budget_without_refusing_its_own_rollouts(ros_env: dict[str, str],
+                                                                           tmp_path: Path) -> None:
+    """mode:=async: instances roll out while the trainer learns; every trajectory carries a version the trainer
+    published (the inbox refuses others), so none of the graph's own rollouts may be refused."""
+    graph = start_graph(tmp_path, ros_env, BUDGET, "instances:=2", "mode:=async")
+    output = finish(graph, [])
+    assert graph.returncode == 0, output
+    rows = metric_rows(tmp_path)
+    assert int(rows[-1]["agent_steps"]) >= BUDGET and int(rows[-1]["agent_updates"]) > 0
+    assert [int(row["iteration"]) for row in rows] == list(range(len(rows)))
+    for refusal in ("mismatch:", "unexpected:", "stale weights", "no policy weights"):
+        assert refusal not in output, output
+    assert "Traceback" not in output
