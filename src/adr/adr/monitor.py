@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             # Let the subscription match the sampler's publisher before the proposals go out.
             while node.count_publishers(topics.PROPOSALS) == 0 and time.monotonic() < deadline:
                 rclpy.spin_once(node, timeout_sec=0.05)
-            future = client.call_async(ProposeParameters.Request(count=args.propose))
+            future = client.call_async(ProposeParameters.Request(count=args.propose, iteration=-1))
             rclpy.spin_until_future_complete(node, future, timeout_sec=max(0.0, deadline - time.monotonic()))
             response = future.result()
             if response is None or not response.success:

@@ -47,6 +47,7 @@ class SamplerNode(Node):
                                              component_seed(cfg.seed, COMPONENT), cfg.fixed_range)
         self.iteration = 0  # the next iteration to propose
         self.awaiting_rewards_of: int | None = None
+        self.answered: tuple[int, list[ParameterSet]] | None = None  # the last iteration proposed, for re-asks
         self.histogram = np.zeros((self.space.ndim, bins), dtype=np.uint64)
         self.snapshots = SnapshotKeeper(COMPONENT)
         if resume:
@@ -71,6 +72,20 @@ class SamplerNode(Node):
     # ------------------------------------------------------------------ propose
     def on_propose(self, request: ProposeParameters.Request,
                    response: ProposeParameters.Response) -> ProposeParameters.Response:
+        if self.answered is not None and request.iteration == self.answered[0]:  # asked again: the same settings
+            response.proposals = list(self.answered[1])
+            response.success = True
+            response.message = f"iteration {self.answered[0]}: {len(response.proposals)} proposals (asked again)"
+            self.diagnostics.count("proposals_asked_again")
+            return response
+        if request.iteration not in (-1, self.iteration):
+            response.success = False
+            response.message = (f"iteration {request.iteration} asked; the next iteration is {self.iteration}"
+                                + (f" (waiting for the rewards of iteration {self.awaiting_rewards_of})"
+                                   if self.awaiting_rewards_of is not None else ""))
+            if self.awaiting_rewards_of is None or request.iteration != self.iteration + 1:
+                self.diagnostics.reject("iteration", response.message)
+            return response
         if self.awaiting_rewards_of is not None:
             response.success = False
             response.message = f"waiting for the rewards of iteration {self.awaiting_rewards_of}"
@@ -93,6 +108,7 @@ class SamplerNode(Node):
         self._count_in_histogram(normalized)
         response.success = True
         response.message = f"iteration {self.iteration}: {len(normalized)} proposals"
+        self.answered = (self.iteration, list(response.proposals))
         if self.sampler.learns_from_rewards:
             self.awaiting_rewards_of = self.iteration
         else:

@@ -50,6 +50,7 @@ from adr_trainer_node.dispatcher import RolloutDispatcher
 from adr_trainer_node.inbox import Expected, TrajectoryInbox
 from adr_trainer_node.probe_loop import run_probe
 
+PROPOSE_ATTEMPT_S = 5.0  # a propose call without an answer after this long is asked again (answers can be lost)
 METRICS = ("return_mean", "reference_return_mean", "solved_fraction", "critic_loss", "actor_loss", "updates_per_s",
            "agent_steps", "iteration_s")
 
@@ -196,10 +197,12 @@ class TrainerNode(Node):
                         learning.join()
                     stored = [*randomized, *self.references.get(k, [])] if self.config.learn_from_reference \
                         else randomized  # what the learning block below stores (read before it pops them)
+                    # read before the block starts: it adds to transitions_seen while this thread goes on
+                    steps_after = self.agent.transitions_seen + sum(t.length for t in stored)
                     pending = (log, k, proposals, randomized, t0, t_rollouts)
                     learning = threading.Thread(target=self.learn_and_log, args=pending, daemon=True)
                     learning.start()
-                    if self.agent.transitions_seen + sum(t.length for t in stored) >= self.config.total_agent_steps:
+                    if steps_after >= self.config.total_agent_steps:
                         break
         except StopRequested:
             self.get_logger().info("stopping: Ctrl-C")
@@ -262,11 +265,15 @@ class TrainerNode(Node):
 
     # ------------------------------------------------------------------ steps
     def request_proposals(self, k: int) -> list[ParameterSet]:
-        """The sampler's proposals for iteration k (asks again while it waits for the rewards of k-1)."""
+        """The sampler's proposals for iteration k (asks again while it waits for the rewards of k-1, and when an
+        answer does not come within PROPOSE_ATTEMPT_S: the sampler answers a repeated question with the same
+        settings, so a lost answer costs seconds, not the run)."""
         deadline = time.monotonic() + self.service_timeout
         while True:
             self._check_stop()
-            response = self._call(self.propose_client, ProposeParameters.Request(count=0), deadline, stoppable=True)
+            attempt_deadline = min(deadline, time.monotonic() + PROPOSE_ATTEMPT_S)
+            response = self._call(self.propose_client, ProposeParameters.Request(count=0, iteration=k),
+                                  attempt_deadline, stoppable=True)
             if response is not None and response.success:
                 proposals = list(response.proposals)
                 if proposals[0].iteration != k or len(proposals) != self.slots:

@@ -1,0 +1,39 @@
+"""The sampler node's propose service: a repeated question gets the same answer, so a lost answer or a second client
+never advances an iteration twice (issue 18); other iterations are refused with the reason."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rclpy_probe import probe_node, result_of, wait_until
+from ros_processes import executable, isolated_ros_env, running
+
+from adr_interfaces.srv import ProposeParameters
+from adr_ros import topics
+
+OVERRIDES = "{svpg.num_particles: 2, torch_threads: 1}"
+
+
+def test_asking_again_returns_the_same_settings(ros_domain_id: int, tmp_path: Path) -> None:
+    command = [executable("adr_sampler_node", "sampler_node"), "--ros-args", "-p", f"overrides:='{OVERRIDES}'",
+               "-p", f"run_dir:={tmp_path / 'run'}"]
+    with probe_node("sampler_test_probe", ros_domain_id) as node, \
+            running(command, isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
+        client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+        wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
+
+        def ask(iteration: int) -> ProposeParameters.Response:
+            request = ProposeParameters.Request(count=0, iteration=iteration)
+            return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
+
+        first = ask(0)
+        assert first.success and [p.iteration for p in first.proposals] == [0, 0], first.message
+        again = ask(0)  # the trainer's answer was lost, or a second client asks
+        assert again.success and "asked again" in again.message
+        assert [list(p.values) for p in again.proposals] == [list(p.values) for p in first.proposals]
+        waiting = ask(1)  # the rewards of iteration 0 have not come
+        assert not waiting.success and "waiting for the rewards of iteration 0" in waiting.message
+        other = ask(7)
+        assert not other.success and "iteration 7 asked; the next iteration is 0" in other.message
+        next_one = ask(-1)  # "the next one" while awaiting rewards: refused, nothing advanced
+        assert not next_one.success and "waiting for the rewards of iteration 0" in next_one.message
+        assert ask(0).proposals[0].iteration == 0
