@@ -5,7 +5,7 @@
 # docs/benchmarks.md "Time to land"), then the evaluation report of that run. The last line
 # printed says how the final policy does at the reference engine and across the main-engine range.
 #
-#   scripts/train.sh                                    # ~15-18 min on 2 cores: training, then the report
+#   scripts/train.sh                                    # 2 cores: ~12-14 min of training (not re-timed as a graph), then the report
 #   scripts/train.sh seed:=1 method:=udr                # any train_sim.launch.py argument (adr_launch ... --show-args)
 #   scripts/train.sh config:=lunar_lander_adr budget:=1000000   # the paper's DDPG protocol (~8 h on 2 cores)
 set -euo pipefail
