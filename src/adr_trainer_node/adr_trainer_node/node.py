@@ -117,8 +117,8 @@ class TrainerNode(Node):
         self.weights_pub = self.create_publisher(PolicyWeights, topics.POLICY_WEIGHTS, qos.LATCHED)
         self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM,
                                  callback_group=group)
-        self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards, qos.RELIABLE_STREAM,
-                                 callback_group=group)
+        self.rewards_sub = self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards,
+                                                    qos.RELIABLE_STREAM, callback_group=group)
         self.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.LATCHED,
                                  callback_group=group)
         self.propose_client = self.create_client(ProposeParameters, topics.PROPOSE_SERVICE, callback_group=group)
@@ -398,11 +398,17 @@ class TrainerNode(Node):
 
     def _wait_for_graph(self) -> None:
         deadline = time.monotonic() + self.service_timeout
-        while not self.dispatcher.ready_instances() or not self.propose_client.service_is_ready():
+        # ADR: the discriminator's rewards are not latched; iteration 0's would be lost to a subscription that has
+        # not matched its publisher yet (seen in a fresh-clone CI run: an empty first metrics row)
+        def discriminator_ready() -> bool:
+            return not self.learns_from_rewards or self.rewards_sub.get_publisher_count() >= 1
+
+        while (not self.dispatcher.ready_instances() or not self.propose_client.service_is_ready()
+               or not discriminator_ready()):
             self._check_stop()
             if time.monotonic() > deadline:
-                raise RuntimeError(f"no sampler or simulator instance ({', '.join(self.instances)}) appeared within "
-                                   f"{self.service_timeout:.0f} s")
+                raise RuntimeError(f"no sampler, discriminator or simulator instance ({', '.join(self.instances)}) "
+                                   f"appeared within {self.service_timeout:.0f} s")
             time.sleep(0.05)
         if self.wait_for_recorder:
             self._wait_for_recorder(self.wait_for_recorder)
