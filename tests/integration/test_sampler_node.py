@@ -7,15 +7,23 @@ from pathlib import Path
 from rclpy_probe import probe_node, result_of, wait_until
 from ros_processes import executable, isolated_ros_env, running
 
+import numpy as np
+
+from adr_interfaces.msg import ParticleRewards
 from adr_interfaces.srv import ProposeParameters
-from adr_ros import topics
+from adr_ros import qos, topics
+from adr_ros.arrays import to_field
 
 OVERRIDES = "{svpg.num_particles: 2, torch_threads: 1}"
 
 
+def sampler_command(run_dir: Path) -> list[str]:
+    return [executable("adr_sampler_node", "sampler_node"), "--ros-args", "-p", f"overrides:='{OVERRIDES}'",
+            "-p", f"run_dir:={run_dir}"]
+
+
 def test_asking_again_returns_the_same_settings(ros_domain_id: int, tmp_path: Path) -> None:
-    command = [executable("adr_sampler_node", "sampler_node"), "--ros-args", "-p", f"overrides:='{OVERRIDES}'",
-               "-p", f"run_dir:={tmp_path / 'run'}"]
+    command = sampler_command(tmp_path / "run")
     with probe_node("sampler_test_probe", ros_domain_id) as node, \
             running(command, isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
         client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
@@ -37,3 +45,28 @@ def test_asking_again_returns_the_same_settings(ros_domain_id: int, tmp_path: Pa
         next_one = ask(-1)  # "the next one" while awaiting rewards: refused, nothing advanced
         assert not next_one.success and "waiting for the rewards of iteration 0" in next_one.message
         assert ask(0).proposals[0].iteration == 0
+
+
+def test_rewards_published_before_the_match_still_reach_the_sampler(ros_domain_id: int, tmp_path: Path) -> None:
+    """The discriminator may publish an iteration's rewards before its publisher has matched the sampler's
+    subscription (a fast iteration right after start-up): the rewards are kept for late matches, so the sampler
+    completes the iteration instead of waiting for rewards that never come (a fresh-clone CI run failed so)."""
+    with probe_node("sampler_rewards_probe", ros_domain_id) as node, \
+            running(sampler_command(tmp_path / "run"), isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
+        client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+        wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
+
+        def ask(iteration: int) -> ProposeParameters.Response:
+            request = ProposeParameters.Request(count=0, iteration=iteration)
+            return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
+
+        assert ask(0).success
+        with probe_node("discriminator_stand_in", ros_domain_id) as late:  # a new participant: discovery to come
+            publisher = late.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
+            assert publisher.get_subscription_count() == 0  # the case under test: published before the match
+            publisher.publish(ParticleRewards(iteration=0, slots=to_field(np.arange(2), np.uint32),
+                                              rewards=to_field(np.array([0.1, -0.2]), np.float64)))
+            answers: list[ProposeParameters.Response] = []
+            wait_until(lambda: answers.append(ask(1)) or answers[-1].success, 20.0,
+                       "the sampler's proposals of iteration 1 (it got the rewards of iteration 0)")
+            assert [p.iteration for p in answers[-1].proposals] == [1, 1]

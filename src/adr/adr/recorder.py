@@ -40,7 +40,7 @@ KNOWN_TYPES = {topics.PROPOSALS: "adr_interfaces/msg/ParameterSet",
                "/diagnostics": "diagnostic_msgs/msg/DiagnosticArray"}  # absolute, as every node publishes it
 # what their publishers offer (adr_ros.qos): history kept for late joiners
 KNOWN_QOS = {topic: {"durability": QoSDurabilityPolicy.TRANSIENT_LOCAL}
-             for topic in (topics.PROPOSALS, topics.SAMPLER_STATE, topics.SAMPLE_HISTOGRAM)}
+             for topic in (topics.PROPOSALS, topics.PARTICLE_REWARDS, topics.SAMPLER_STATE, topics.SAMPLE_HISTOGRAM)}
 
 
 def message_class(type_name: str) -> type:

@@ -68,7 +68,7 @@ class DiscriminatorNode(Node):
             self.get_logger().info(f"resumed after iteration {completed}")
         self.buffer = IterationBuffer(self.slots, next_iteration, max_ahead)
 
-        self.rewards_pub = self.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_STREAM)
+        self.rewards_pub = self.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
         self.metrics = MetricPublisher(self, METRICS)
         self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
         self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM)

@@ -64,7 +64,9 @@ class SamplerNode(Node):
         self.diagnostics = NodeDiagnostics(self)
         self.create_service(ProposeParameters, topics.PROPOSE_SERVICE, self.on_propose)
         self.create_service(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT, self.on_save_checkpoint)
-        self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards, qos.RELIABLE_STREAM)
+        # transient-local: rewards published before this subscription matched the discriminator's publisher still
+        # arrive (a fresh-clone CI run lost iteration 0's and waited for them until the trainer gave up)
+        self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards, qos.RELIABLE_HISTORY)
         self.diagnostics.set_status(DiagnosticStatus.OK, f"ready to propose iteration {self.iteration}")
         self.get_logger().info(f"{cfg.sampler} sampler over {self.space.ndim}-D space of {cfg.env_id} "
                                f"({', '.join(self.space.names)}), {self.sampler.num_proposals} settings/iteration")
@@ -120,6 +122,9 @@ class SamplerNode(Node):
     def on_rewards(self, msg: ParticleRewards) -> None:
         if not self.sampler.learns_from_rewards:
             self.diagnostics.reject("not_learning", f"{self.config.sampler} sampler ignores rewards")
+            return
+        if msg.iteration < self.iteration and msg.iteration != self.awaiting_rewards_of:
+            self.diagnostics.count("rewards_already_applied")  # the publisher's history, replayed to a late match
             return
         if msg.iteration != self.awaiting_rewards_of:
             self.diagnostics.reject("iteration", f"rewards of iteration {msg.iteration}, awaiting "

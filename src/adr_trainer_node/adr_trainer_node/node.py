@@ -118,7 +118,7 @@ class TrainerNode(Node):
         self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM,
                                  callback_group=group)
         self.rewards_sub = self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards,
-                                                    qos.RELIABLE_STREAM, callback_group=group)
+                                                    qos.RELIABLE_HISTORY, callback_group=group)
         self.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.LATCHED,
                                  callback_group=group)
         self.propose_client = self.create_client(ProposeParameters, topics.PROPOSE_SERVICE, callback_group=group)
@@ -269,6 +269,7 @@ class TrainerNode(Node):
         answer does not come within PROPOSE_ATTEMPT_S: the sampler answers a repeated question with the same
         settings, so a lost answer costs seconds, not the run)."""
         deadline = time.monotonic() + self.service_timeout
+        reason = "no answer"
         while True:
             self._check_stop()
             attempt_deadline = min(deadline, time.monotonic() + PROPOSE_ATTEMPT_S)
@@ -281,8 +282,9 @@ class TrainerNode(Node):
                                        f"{len(proposals)} settings; the trainer expects iteration {k} with {self.slots}"
                                        f" (restart the sampler with resume:=true, or start a fresh run)")
                 return proposals
+            if response is not None:
+                reason = response.message  # the sampler's last word, e.g. which rewards it still waits for
             if time.monotonic() > deadline:
-                reason = "no answer" if response is None else response.message
                 raise RuntimeError(f"the sampler did not propose iteration {k} within {self.service_timeout:.0f} s: "
                                    f"{reason}")
             time.sleep(0.01)
@@ -398,8 +400,8 @@ class TrainerNode(Node):
 
     def _wait_for_graph(self) -> None:
         deadline = time.monotonic() + self.service_timeout
-        # ADR: the discriminator's rewards are not latched; iteration 0's would be lost to a subscription that has
-        # not matched its publisher yet (seen in a fresh-clone CI run: an empty first metrics row)
+        # ADR: the discriminator must be up before iteration 0 (its rewards are kept for late matches, transient-local
+        # depth 256, so a subscription that matches late still gets them)
         def discriminator_ready() -> bool:
             return not self.learns_from_rewards or self.rewards_sub.get_publisher_count() >= 1
 
