@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from rclpy_probe import probe_node, result_of, wait_until
 from ros_processes import executable, isolated_ros_env, running
-
-import numpy as np
 
 from adr_interfaces.msg import ParticleRewards
 from adr_interfaces.srv import ProposeParameters
