@@ -6,7 +6,16 @@ import time
 from collections.abc import Callable
 
 import pytest
-from xl320_emulator import A_MOVING_SPEED, A_TORQUE_LIMIT, OVERLOAD, Xl320Emulator, degrees_to_units, units_to_degrees
+from xl320_emulator import (
+    A_MOVING_SPEED,
+    A_TORQUE_LIMIT,
+    OVERLOAD,
+    SYNC_WRITE,
+    WRITE,
+    Xl320Emulator,
+    degrees_to_units,
+    units_to_degrees,
+)
 
 from poppy_driver.arm import JointSample, PoppyArm
 from poppy_driver.commands import CommandRejected, TrajectoryPoint
@@ -205,6 +214,22 @@ def test_a_missing_motor_is_named(tmp_path) -> None:
         arm = PoppyArm(config, Xl320Bus(config.bus, config.motor_ids))
         assert arm.step(time.monotonic()) is None
         assert "motors [6] do not answer" in arm.status().last_error
+        arm.close()
+
+
+def test_a_bus_of_other_servos_is_refused_before_anything_is_written(tmp_path) -> None:
+    """An AX-12 answers pings like an XL-320 but has another control table: the driver names the model and never
+    writes (no torque enabled, no goal)."""
+    with Xl320Emulator(link=tmp_path / "tty", model_numbers={3: 12}) as emulator:
+        config = load_config().with_bus(port=emulator.port)
+        arm = PoppyArm(config, Xl320Bus(config.bus, config.motor_ids))
+        arm.set_compliant(False)
+        assert arm.step(time.monotonic()) is None
+        status = arm.status()
+        assert not status.connected
+        assert "motor 3: model number 12 (AX-12)" in status.last_error and "XL-320" in status.last_error
+        assert emulator.instructions[SYNC_WRITE] == 0 and emulator.instructions[WRITE] == 0
+        assert not any(emulator.torque_enabled(i) for i in range(1, 7))
         arm.close()
 
 

@@ -107,6 +107,7 @@ class Xl320Motor:
     position_units: float = 512.0
     external_load_percent: float = 0.0  # signed; what a hand or gravity pushes against the horn
     booting_until: float = 0.0  # monotonic time until which a rebooting servo stays silent
+    model_number: int = MODEL_NUMBER  # another model's number stands in for a bus of other servos (e.g. 12, AX-12)
     table: bytearray = field(default_factory=lambda: bytearray(CONTROL_TABLE_SIZE))
 
     def __post_init__(self) -> None:
@@ -115,7 +116,7 @@ class Xl320Motor:
     def power_on(self) -> None:
         """Factory EEPROM as shipped for an Ergo Jr (return delay 0, as pypot sets it) and RAM after boot."""
         t = self.table
-        self.write16(A_MODEL, MODEL_NUMBER)
+        self.write16(A_MODEL, self.model_number)
         t[A_FIRMWARE], t[A_ID], t[A_BAUD], t[A_RETURN_DELAY] = 29, self.motor_id, 3, 0
         self.write16(A_CW_LIMIT, 0)
         self.write16(A_CCW_LIMIT, POSITION_UNITS)
@@ -192,9 +193,11 @@ class Xl320Emulator:
     """Motors ``ids`` behind one pty. Use as a context manager or call ``start()`` / ``stop()``."""
 
     def __init__(self, ids: Iterable[int] = range(1, 7), link: Path | str | None = None,
-                 positions_deg: dict[int, float] | None = None, tick_s: float = 0.002) -> None:
-        positions_deg = positions_deg or {}
-        self.motors = {i: Xl320Motor(i, float(degrees_to_units(positions_deg.get(i, 0.0)))) for i in ids}
+                 positions_deg: dict[int, float] | None = None, tick_s: float = 0.002,
+                 model_numbers: dict[int, int] | None = None) -> None:
+        positions_deg, model_numbers = positions_deg or {}, model_numbers or {}
+        self.motors = {i: Xl320Motor(i, float(degrees_to_units(positions_deg.get(i, 0.0))),
+                                     model_number=model_numbers.get(i, MODEL_NUMBER)) for i in ids}
         self.link = Path(link) if link is not None else None
         self.tick_s = tick_s
         self.lock = threading.RLock()
@@ -352,7 +355,7 @@ class Xl320Emulator:
 
     def _single(self, motor: Xl320Motor, instruction: int, params: bytes) -> bytes:
         if instruction == PING:
-            model = MODEL_NUMBER.to_bytes(2, "little") + bytes([motor.table[A_FIRMWARE]])
+            model = motor.model_number.to_bytes(2, "little") + bytes([motor.table[A_FIRMWARE]])
             return self._status(motor.motor_id, 0, model)
         if instruction == READ:
             if len(params) != 4:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import serial
+from pypot.dynamixel.conversion import dynamixelModels
 from pypot.dynamixel.io import Dxl320IO, DxlError
 from pypot.dynamixel.io.abstract_io import _DxlAccess, _DxlControl
 from pypot.dynamixel.protocol import v2
@@ -18,6 +19,7 @@ from .xl320 import (
     BLOCK_LENGTH,
     BLOCK_START,
     MODEL,
+    MODEL_NUMBER,
     REBOOT_INSTRUCTION,
     MotorReading,
     parse_block,
@@ -34,6 +36,8 @@ _BUS_FAULTS = (DxlError, serial.SerialException, OSError, termios.error, ValueEr
 # pypot generates its getters from such descriptions; this one reads the driver's whole register block raw.
 _REGISTER_BLOCK = _DxlControl("poppy_driver register block", BLOCK_START, 1, BLOCK_LENGTH, _DxlAccess.readonly,
                               [MODEL], lambda value, model: value, lambda value, model: value, None, None)
+_MODEL_NUMBER_REGISTER = _DxlControl("model number", 0, 1, 2, _DxlAccess.readonly, [MODEL],
+                                     lambda value, model: value, lambda value, model: value, None, None)
 REBOOT_TIME_S = 0.1  # an XL-320 answers the REBOOT, then needs a moment before it answers again
 
 
@@ -64,7 +68,31 @@ class Xl320Bus:
         if missing:
             io.close()
             raise BusError(f"motors {missing} do not answer on {self._config.port}")
+        try:
+            self._check_models(io)
+        except BusError:
+            io.close()
+            raise
         self._io = io
+
+    def _check_models(self, io: Dxl320IO) -> None:
+        """Refuse a bus whose motors are not XL-320s (another model's control table puts other registers at the
+        addresses this driver writes: torque, goal, limits) before anything is written."""
+        try:
+            models = io._get_control_value(_MODEL_NUMBER_REGISTER, self._ids, convert=False)
+        except _BUS_FAULTS as error:
+            raise BusError(f"reading the model numbers on {self._config.port} failed: {error}") from error
+        if len(models) != len(self._ids):
+            raise BusError(f"reading the model numbers on {self._config.port}: {len(models)} of {len(self._ids)} "
+                           f"motors answered")
+        # convert=False: the two little-endian bytes (pypot decodes a lone motor's read to an int)
+        numbers = [int(raw) if isinstance(raw, int) else raw[0] | raw[1] << 8 for raw in models]
+        wrong = {i: m for i, m in zip(self._ids, numbers) if m != MODEL_NUMBER}
+        if wrong:
+            named = ", ".join(f"motor {i}: model number {m} ({dynamixelModels.get(m, 'unknown model')})"
+                              for i, m in wrong.items())
+            raise BusError(f"not an Ergo Jr bus on {self._config.port}: this driver drives {MODEL} motors "
+                           f"(model number {MODEL_NUMBER}), found {named}; nothing was written")
 
     def close(self) -> None:
         io, self._io = self._io, None
