@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from tiny_configs import tiny_config
 
 from adr_core.discriminator import DiscriminatorRewarder
@@ -138,3 +139,30 @@ def test_learn_from_reference_stores_the_reference_rollouts_and_counts_them():
     udr = Trainer(tiny_config(sampler="udr", learn_from_reference=True), None)
     udr_result = udr.run_iteration()
     assert udr.agent_steps == sum(t.length for t in udr_result.randomized)
+
+
+def test_concurrent_learning_gives_the_sequential_runs_results_bit_for_bit():
+    """The discriminator trains in a second thread while the agent updates: both draw from their own generators, so
+    the metrics, the agent and the discriminator are those of the sequential order."""
+    sequential = Trainer(tiny_config(total_agent_steps=2400), None)
+    concurrent = Trainer(tiny_config(total_agent_steps=2400, concurrent_learning=True), None)
+    assert concurrent._learner_pool is not None and sequential._learner_pool is None
+    timing = ("time_", "wall_time_s")
+    rows = [[{k: v for k, v in row.items() if not k.startswith(timing)} for row in trainer.run()]
+            for trainer in (sequential, concurrent)]
+    assert len(rows[0]) >= 3 and rows[0][-1]["n_updates"] > 0
+    np.testing.assert_equal(rows[1], rows[0])
+    for name in ("agent", "discriminator"):
+        a, b = (getattr(t, name).state_dict() for t in (sequential, concurrent))
+        for key in ("actor", "critic", "network"):
+            if key in a:
+                for tensor_a, tensor_b in zip(_tensors(a[key]), _tensors(b[key])):
+                    assert torch.equal(tensor_a, tensor_b), (name, key)
+
+
+def _tensors(tree) -> list:
+    if isinstance(tree, torch.Tensor):
+        return [tree]
+    if isinstance(tree, dict):
+        return [t for key in sorted(tree) for t in _tensors(tree[key])]
+    return []

@@ -13,12 +13,15 @@ Every runner calls these steps. The in-process ``Trainer`` and the ``Probe`` (a 
                                                                           (+ reference: learn_from_reference)
 
 The components draw randomness from their own generators, so the order of the last three steps does not change any
-result (the node graph runs them in parallel processes and matches this in-process order bit for bit).
+result (the node graph runs them in parallel processes and matches this in-process order bit for bit; in-process,
+``Components.learner_pool`` runs ``score_then_train`` in a second thread while the agent updates).
 """
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -161,6 +164,7 @@ class Components:
     agent: OffPolicyAgent | None = None
     budget: int | None = None  # the run's total agent steps (learning-rate schedules)
     learn_from_reference: bool = False  # the agent also stores the reference rollouts
+    learner_pool: ThreadPoolExecutor | None = None  # set: the discriminator trains there while the agent updates
 
 
 def run_iteration(parts: Components, iteration: int, policy: Policy, policy_version: int = 0) -> IterationResult:
@@ -177,12 +181,24 @@ def run_iteration(parts: Components, iteration: int, policy: Policy, policy_vers
         if ref is not None:
             reference.append(ref)
     t1 = clock()
-    rewards, discriminator_metrics = (score_then_train(parts.discriminator, randomized, reference) if learns
-                                      else (None, {}))
+    rewards: np.ndarray | None = None
+    discriminator_metrics: dict[str, float] = {}
+    time_discriminator = 0.0
+    pending: Future[tuple[Any, float]] | None = None
+    if learns and parts.learner_pool is not None and parts.agent is not None:
+        pending = parts.learner_pool.submit(_timed, score_then_train, parts.discriminator, randomized, reference)
+    elif learns:
+        (rewards, discriminator_metrics), time_discriminator = _timed(score_then_train, parts.discriminator,
+                                                                      randomized, reference)
     t2 = clock()
-    n_updates, agent_losses = (update_agent(parts.agent, randomized, parts.budget,
-                                            reference if parts.learn_from_reference else None)
-                               if parts.agent is not None else (0, {}))
+    try:
+        n_updates, agent_losses = (update_agent(parts.agent, randomized, parts.budget,
+                                                reference if parts.learn_from_reference else None)
+                                   if parts.agent is not None else (0, {}))
+        time_agent = clock() - t2
+    finally:
+        if pending is not None:  # also when the agent's update failed: the thread is not left running
+            (rewards, discriminator_metrics), time_discriminator = pending.result()
     t3 = clock()
     sampler_metrics = update_sampler(parts.sampler, rewards)
     t4 = clock()
@@ -191,5 +207,11 @@ def run_iteration(parts: Components, iteration: int, policy: Policy, policy_vers
         policy_version=policy_version, randomized=randomized, reference=reference, rewards=rewards,
         n_updates=n_updates, agent_losses=agent_losses, sampler_metrics=sampler_metrics,
         discriminator_metrics=discriminator_metrics,
-        timings={"time_rollouts_s": t1 - t0, "time_discriminator_s": t2 - t1, "time_agent_s": t3 - t2,
+        timings={"time_rollouts_s": t1 - t0, "time_discriminator_s": time_discriminator, "time_agent_s": time_agent,
                  "time_sampler_s": t4 - t3, "time_iteration_s": t4 - t0})
+
+
+def _timed(step: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    """``step(*args)`` and the seconds it took."""
+    start = time.perf_counter()
+    return step(*args), time.perf_counter() - start

@@ -7,6 +7,7 @@ k is the agent's actor at the end of k-1. The run stops at the first iteration b
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -102,6 +103,8 @@ class Trainer:
                                              component_seed(seed, "sampler"), config.fixed_range)
         self.discriminator = DiscriminatorRewarder(self.obs_dim, self.act_dim, config.discriminator,
                                                    component_seed(seed, "discriminator"), self.device)
+        self._learner_pool = (ThreadPoolExecutor(1, thread_name_prefix="adr-discriminator")
+                              if config.concurrent_learning else None)
         self.iteration = 0
         self.wall_time = 0.0
         self.stop_requested = False  # set (e.g. by a Ctrl-C handler) to end ``run`` at the next iteration boundary
@@ -119,7 +122,7 @@ class Trainer:
                           rollouts=RolloutSettings(self.config.seed, self.config.agent.exploration_noise,
                                                    self.config.reference_noise, self.config.rollout_max_steps),
                           agent=self.agent, budget=self.config.total_agent_steps,
-                          learn_from_reference=self.config.learn_from_reference)
+                          learn_from_reference=self.config.learn_from_reference, learner_pool=self._learner_pool)
 
     def run_iteration(self) -> IterationResult:
         policy = ActorPolicy.from_state_dict(self.agent.actor_state_dict())
