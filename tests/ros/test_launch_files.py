@@ -73,7 +73,7 @@ def load_launch_file(path: Path) -> Any:
     return module.generate_launch_description()
 
 
-def nodes_of(description: Any, arguments: dict[str, str], real: bool) -> list[tuple[str, str, str, dict]]:
+def nodes_of(description: Any, arguments: dict[str, str], real: bool) -> list[tuple[str, str, str, dict, dict]]:
     """Declare the arguments as `ros2 launch` would, run the OpaqueFunction, describe each node it returns."""
     from launch import LaunchContext
 
@@ -83,18 +83,20 @@ def nodes_of(description: Any, arguments: dict[str, str], real: bool) -> list[tu
         nodes = []
         for entity in description.entities:
             nodes += [e for e in (entity.visit(context) or []) if type(e).__name__ == "Node"]
-        return [(n.node_package, n.node_executable, "", {}) for n in nodes]
+        return [(n.node_package, n.node_executable, "", {}, {}) for n in nodes]
     entities = description.args[0]
     declared = {e.args[0]: e.kwargs["default_value"] for e in entities if type(e).__name__ == "DeclareLaunchArgument"}
     context.launch_configurations.update({**declared, **arguments})
     (opaque,) = [e for e in entities if type(e).__name__ == "OpaqueFunction"]
     nodes = opaque.kwargs["function"](context)
-    return [(n.kwargs["package"], n.kwargs["executable"], n.kwargs["name"], n.kwargs["parameters"][0]) for n in nodes]
+    return [(n.kwargs["package"], n.kwargs["executable"], n.kwargs["name"], n.kwargs["parameters"][0],
+             n.kwargs["additional_env"] or {}) for n in nodes]
 
 
-def expected(graph_name: str, arguments: dict[str, str], real: bool) -> list[tuple[str, str, str, dict]]:
-    return [(s.package, s.executable, "" if real else s.name, {} if real else dict(s.parameters))
-            for s in GRAPHS[graph_name].nodes(arguments)]
+def expected(graph_name: str, arguments: dict[str, str], real: bool) -> list[tuple[str, str, str, dict, dict]]:
+    """What each node of the graph description gets: parameters and environment (the DDS profile) too."""
+    return [(s.package, s.executable, "" if real else s.name, {} if real else dict(s.parameters),
+             {} if real else dict(s.env)) for s in GRAPHS[graph_name].nodes(arguments)]
 
 
 CASES = [("train_sim", {"budget": "3000", "instances": "3", "record": "true", "run_dir": "/tmp/adr_launch_test"}),
@@ -105,7 +107,10 @@ CASES = [("train_sim", {"budget": "3000", "instances": "3", "record": "true", "r
 def test_each_launch_file_starts_the_nodes_of_its_graph_description(launch_api: bool, graph_name: str,
                                                                     arguments: dict[str, str]) -> None:
     description = load_launch_file(LAUNCH_DIR / f"{graph_name}.launch.py")
-    assert nodes_of(description, arguments, launch_api) == expected(graph_name, arguments, launch_api)
+    nodes = nodes_of(description, arguments, launch_api)
+    assert nodes == expected(graph_name, arguments, launch_api)
+    # dds_interfaces:=loopback (the default): every node gets the Fast DDS profile that binds its sockets
+    assert launch_api or all("FASTRTPS_DEFAULT_PROFILES_FILE" in env for *_, env in nodes)
 
 
 def test_every_graph_has_a_launch_file() -> None:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from adr import dds_interfaces
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class NodeSpec:
     required: bool = False  # the graph stops when a required node exits
     respawn: bool = False
     shutdown_timeout: float = 10.0  # seconds between Ctrl-C and SIGTERM (the trainer finishes its update first)
+    env: Mapping[str, str] = field(default_factory=dict)  # set for this process (the DDS profile: dds_interfaces)
     serves: str = ""  # a node this one serves at shutdown (its final checkpoint): once that one has exited, this one
     #                   gets at most SERVED_EXIT_GRACE_S more (pip launcher)
 
@@ -77,7 +80,9 @@ class Graph:
         return values
 
     def nodes(self, overrides: Mapping[str, str]) -> list[NodeSpec]:
-        return self.build(self.resolve(overrides))
+        values = self.resolve(overrides)
+        env = dds_interfaces.node_environment(values["dds_interfaces"])
+        return [replace(spec, env={**env, **spec.env}) for spec in self.build(values)]
 
 
 # After Ctrl-C the trainer completes the agent update it is in (1000 updates of batch 1000 take ~30 s on 2 CPU
@@ -86,6 +91,11 @@ TRAINER_SHUTDOWN_S = 300.0
 SERVED_EXIT_GRACE_S = 10.0  # a helper still running this long after the trainer it served has exited is killed
 
 METHODS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed"}  # launch name -> core sampler
+
+DDS_INTERFACES = Argument(
+    "dds_interfaces", dds_interfaces.DEFAULT, "network interfaces the nodes' DDS (Fast DDS) listens on: loopback "
+    "(this host only), all (every interface: sim instances on other hosts), or IPv4 addresses of this host, "
+    "comma-separated (e.g. 10.0.0.5,127.0.0.1)")
 
 TRAIN_SIM_ARGUMENTS = (
     Argument(
@@ -136,6 +146,7 @@ TRAIN_SIM_ARGUMENTS = (
     Argument("record_trajectories", "0.2", "record:=true: full trajectories per second in the bag (0: none)",
              kind=float, bounds=(0, 1000)),
     Argument("record_overwrite", "false", "record:=true: replace an existing bag folder", ("true", "false")),
+    DDS_INTERFACES,
 )
 
 
@@ -264,6 +275,7 @@ DEPLOY_REAL_ARGUMENTS = (
     Argument("bag_dir", "", "record:=true: the bag folder (empty: <checkpoint's run dir>/deploy_bag_<time>)"),
     Argument("record_trajectories", "0", "unused here (train_sim's)", kind=float),
     Argument("record_overwrite", "false", "record:=true: replace an existing bag folder", ("true", "false")),
+    DDS_INTERFACES,
 )
 
 

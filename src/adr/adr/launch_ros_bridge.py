@@ -81,6 +81,7 @@ def _node(spec: NodeSpec) -> Node:
         sigterm_timeout=str(spec.shutdown_timeout),
         on_exit=on_exit if spec.required else None,
         output="screen",
+        additional_env=dict(spec.env) or None,
     )
 
 

@@ -8,7 +8,9 @@ Usage mirrors ``ros2 launch``:
 It starts the same processes with the same parameters as the launch file (both read adr/graph.py), prefixes
 their output with ``[name]``, restarts nodes marked respawn, stops everything when a required node exits, and
 forwards Ctrl-C to every node so each can shut down cleanly. Discovery defaults to this host only and domain
-id 42; ``--allow-other-hosts`` (or ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET) lets nodes on other machines join.
+id 42, and the nodes' DDS sockets listen on loopback only (``dds_interfaces:=``, adr/dds_interfaces.py);
+``--allow-other-hosts`` (SUBNET discovery, every interface unless ``dds_interfaces:=`` names some) lets nodes on
+other machines join.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from pathlib import Path
 import yaml
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix
 
+from adr import dds_interfaces
 from adr.graph import GRAPHS, SERVED_EXIT_GRACE_S, Graph, NodeSpec, graph_for_launch_file
 
 RESPAWN_DELAY_S = 2.0
@@ -77,8 +80,8 @@ def _pump_output(name: str, stream) -> None:
 
 
 def _start(spec: NodeSpec, env: dict[str, str]) -> _Running:
-    process = subprocess.Popen(node_command(spec), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    process = subprocess.Popen(node_command(spec), env={**env, **spec.env}, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)
     pump = threading.Thread(target=_pump_output, args=(spec.name, process.stdout), daemon=True)
     pump.start()
     print(f"[adr_launch] started {spec.name} (pid {process.pid})", flush=True)
@@ -157,7 +160,8 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:
     parser.add_argument("--print", dest="print_only", action="store_true", help="print the node commands and exit")
     parser.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for every node (default: $ROS_DOMAIN_ID or 42)")
     parser.add_argument("--allow-other-hosts", action="store_true",
-                        help="discover nodes on other machines of the subnet (default: this host only)")
+                        help="discover nodes on other machines of the subnet, and listen on every interface "
+                             "(dds_interfaces:=all unless given; default: this host only, loopback)")
     args = parser.parse_intermixed_args(argv)
     if args.package != "adr":
         parser.error(f"package {args.package!r}: adr_launch starts the graphs of the 'adr' package only")
@@ -170,8 +174,18 @@ def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:
     return args, overrides
 
 
+def _transport(graph: Graph, overrides: dict[str, str], specs: list[NodeSpec]) -> str:
+    """What the DDS sockets listen on, for the start line."""
+    if specs and specs[0].env.get("FASTRTPS_DEFAULT_PROFILES_FILE"):
+        return f"DDS sockets on {graph.resolve(overrides)['dds_interfaces']}"
+    own = [name for name in dds_interfaces.PROFILE_VARIABLES if os.environ.get(name)]
+    return f"DDS profile from ${own[0]}" if own else "DDS sockets on every interface"
+
+
 def main(argv: list[str] | None = None) -> int:
     args, overrides = _parse(sys.argv[1:] if argv is None else argv)
+    if args.allow_other_hosts:  # other hosts must reach the nodes' sockets too, unless interfaces are named
+        overrides.setdefault("dds_interfaces", "all")
     try:
         graph = graph_for_launch_file(args.launch_file)
         if args.show_args:
@@ -193,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         "ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     env["PYTHONUNBUFFERED"] = "1"
     print(f"[adr_launch] {graph.name}: {len(specs)} node(s), ROS_DOMAIN_ID={env['ROS_DOMAIN_ID']}, "
-          f"discovery {env['ROS_AUTOMATIC_DISCOVERY_RANGE']}", flush=True)
+          f"discovery {env['ROS_AUTOMATIC_DISCOVERY_RANGE']}, {_transport(graph, overrides, specs)}", flush=True)
     return run_graph(graph, overrides, env)
 
 
