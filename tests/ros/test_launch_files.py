@@ -44,12 +44,13 @@ def stand_in_modules() -> dict[str, types.ModuleType]:
             self.is_shutdown = False
 
     modules = {name: types.ModuleType(name) for name in
-               ("launch", "launch.actions", "launch.events", "launch.events.process",
+               ("launch", "launch.actions", "launch.events", "launch.events.process", "launch.event_handlers",
                 "launch_ros", "launch_ros.actions")}
     modules["launch"].LaunchDescription = recorder("LaunchDescription")
     modules["launch"].LaunchContext = LaunchContext
-    for name in ("DeclareLaunchArgument", "OpaqueFunction", "Shutdown"):
+    for name in ("DeclareLaunchArgument", "OpaqueFunction", "Shutdown", "RegisterEventHandler"):
         setattr(modules["launch.actions"], name, recorder(name))
+    modules["launch.event_handlers"].OnProcessExit = recorder("OnProcessExit")
     modules["launch.events.process"].ProcessExited = recorder("ProcessExited")
     modules["launch_ros.actions"].Node = recorder("Node")
     return modules
@@ -88,7 +89,7 @@ def nodes_of(description: Any, arguments: dict[str, str], real: bool) -> list[tu
     declared = {e.args[0]: e.kwargs["default_value"] for e in entities if type(e).__name__ == "DeclareLaunchArgument"}
     context.launch_configurations.update({**declared, **arguments})
     (opaque,) = [e for e in entities if type(e).__name__ == "OpaqueFunction"]
-    nodes = opaque.kwargs["function"](context)
+    nodes = [n for n in opaque.kwargs["function"](context) if type(n).__name__ == "Node"]
     return [(n.kwargs["package"], n.kwargs["executable"], n.kwargs["name"], n.kwargs["parameters"][0],
              n.kwargs["additional_env"] or {}) for n in nodes]
 
@@ -161,3 +162,37 @@ def test_after_ctrl_c_or_a_clean_finish_the_exit_code_stays_zero(launch_api: boo
     bridge.required_node_exited("adr_trainer", types.SimpleNamespace(returncode=0),
                                 types.SimpleNamespace(is_shutdown=False))  # the run finished
     assert registered == []
+
+
+def test_a_helper_still_running_after_the_node_it_serves_exited_is_killed(launch_api: bool) -> None:
+    """Under ros2 launch, sampler and discriminator serve the trainer's final checkpoint: once the trainer has exited
+    they get SERVED_EXIT_GRACE_S, then are killed (a hung sampler does not hold Ctrl-C for its 300 s)."""
+    import subprocess
+
+    bridge = importlib.import_module("adr.launch_ros_bridge")
+    description = load_launch_file(LAUNCH_DIR / "train_sim.launch.py")
+    if not launch_api:  # the stand-in: one exit handler per served relation, on the trainer's process
+        from launch import LaunchContext
+
+        entities = description.args[0]
+        context = LaunchContext()
+        context.launch_configurations.update({e.args[0]: e.kwargs["default_value"] for e in entities
+                                              if type(e).__name__ == "DeclareLaunchArgument"})
+        (opaque,) = [e for e in entities if type(e).__name__ == "OpaqueFunction"]
+        actions = opaque.kwargs["function"](context)
+        handlers = [a.args[0] for a in actions if type(a).__name__ == "RegisterEventHandler"]
+        trainer = next(a for a in actions if type(a).__name__ == "Node" and a.kwargs["name"] == "adr_trainer")
+        assert sorted(h.kwargs["on_exit"].args[1] for h in handlers) == ["adr_discriminator", "adr_sampler"]
+        assert all(h.kwargs["target_action"] is trainer for h in handlers)
+
+    scheduled: list = []
+    context = types.SimpleNamespace(asyncio_loop=types.SimpleNamespace(call_later=lambda *a: scheduled.append(a)))
+    hung = subprocess.Popen(["sleep", "60"])
+    helper = types.SimpleNamespace(process_details={"pid": hung.pid}, return_code=None)
+    bridge.end_served_helper(helper, "adr_sampler", types.SimpleNamespace(returncode=0), context)
+    ((delay, function, *arguments),) = scheduled
+    assert delay == bridge.SERVED_EXIT_GRACE_S
+    function(*arguments)
+    assert hung.wait(timeout=5) == -9  # SIGKILL
+    done = types.SimpleNamespace(process_details={"pid": hung.pid}, return_code=0)
+    bridge.kill_if_running(done, "adr_sampler")  # already finished: nothing is sent

@@ -7,20 +7,28 @@ Under ``ros2 launch`` the graph behaves as under ``adr_launch``:
   value of the wrong form names its argument; ``ros2 launch`` then exits 1 (an error while loading);
 - when a required node exits by itself (not during a shutdown), the graph stops and ``ros2 launch`` exits with that
   node's exit code. The launch service itself returns 0 after a ``Shutdown`` action, so the code is kept here and
-  the process ends with it once ``ros2 launch`` has finished (``atexit``, after its own clean-up).
+  the process ends with it once ``ros2 launch`` has finished (``atexit``, after its own clean-up);
+- a node that ``serves`` another (sampler and discriminator serve the trainer's final checkpoint) is killed when it
+  is still running ``SERVED_EXIT_GRACE_S`` after that node exited: a hung sampler does not hold Ctrl-C for its
+  300 s ``sigterm_timeout``. (A ``TimerAction`` would be cancelled by the shutdown in progress, so the launch
+  service's event loop schedules the kill.)
 """
 from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 from collections.abc import Mapping
+from functools import partial
+from typing import Any
 
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
+from launch.event_handlers import OnProcessExit
 from launch.events.process import ProcessExited
 from launch_ros.actions import Node
 
-from adr.graph import Graph, NodeSpec, graph_for_launch_file
+from adr.graph import SERVED_EXIT_GRACE_S, Graph, NodeSpec, graph_for_launch_file
 from launch import LaunchContext, LaunchDescription
 
 _exit_code: dict[str, int] = {}  # "code": the exit code of the first required node that stopped the graph
@@ -29,8 +37,13 @@ _exit_code: dict[str, int] = {}  # "code": the exit code of the first required n
 def launch_description(launch_file: str) -> LaunchDescription:
     graph = graph_for_launch_file(launch_file)
 
-    def nodes(context: LaunchContext) -> list[Node]:
-        return [_node(spec) for spec in graph.nodes(graph_arguments(graph, context.launch_configurations))]
+    def nodes(context: LaunchContext) -> list[Any]:
+        specs = graph.nodes(graph_arguments(graph, context.launch_configurations))
+        actions = {spec.name: _node(spec) for spec in specs}
+        ends = [RegisterEventHandler(OnProcessExit(target_action=actions[spec.serves],
+                                                   on_exit=partial(end_served_helper, actions[spec.name], spec.name)))
+                for spec in specs if spec.serves in actions]
+        return [*actions.values(), *ends]
 
     declared = [
         DeclareLaunchArgument(
@@ -61,6 +74,23 @@ def required_node_exited(name: str, event: ProcessExited, context: LaunchContext
     return [Shutdown(reason=f"{name} exited with code {event.returncode}")]
 
 
+def end_served_helper(helper: Any, name: str, event: ProcessExited, context: LaunchContext) -> None:
+    """The node ``helper`` serves has exited: kill ``helper`` if it still runs SERVED_EXIT_GRACE_S later."""
+    context.asyncio_loop.call_later(SERVED_EXIT_GRACE_S, kill_if_running, helper, name)
+
+
+def kill_if_running(helper: Any, name: str) -> None:
+    details = helper.process_details
+    if details is None or helper.return_code is not None:
+        return
+    print(f"[adr] {name} is still running {SERVED_EXIT_GRACE_S:g} s after the node it serves exited; killing it",
+          file=sys.stderr, flush=True)
+    try:
+        os.kill(int(details["pid"]), signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def _exit_with_recorded_code() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
@@ -85,4 +115,5 @@ def _node(spec: NodeSpec) -> Node:
     )
 
 
-__all__ = ["Graph", "graph_arguments", "launch_description", "required_node_exited"]
+__all__ = ["Graph", "end_served_helper", "graph_arguments", "kill_if_running", "launch_description",
+           "required_node_exited"]
