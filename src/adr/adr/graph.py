@@ -112,6 +112,11 @@ TRAIN_SIM_ARGUMENTS = (
         tuple(METHODS),
     ),
     Argument("instances", "2", "number of simulator instance nodes", kind=int, bounds=(1, 64)),
+    Argument("role", "all", "which nodes this launch starts: all (one host), head (sampler, discriminator, trainer, "
+             "viewer, recorder: no simulator instance), sims (only the instances of sim_ids:=, e.g. on a worker "
+             "host; every other argument as on the head)", ("all", "head", "sims")),
+    Argument("sim_ids", "", "role:=sims: comma-separated instance numbers this host runs, e.g. 0,1 (empty: all "
+             "0..instances-1)"),
     Argument("seed", "0", "seed of every random generator of the run", kind=int, bounds=(0, 2**31 - 1)),
     Argument("budget", "", "agent steps to train for (empty: the config's total_agent_steps, paper 1M)", kind=int,
              bounds=(1, 10**10)),
@@ -201,6 +206,7 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     if probe and int(args["iterations"]) < 1:
         raise ValueError(f"iterations:={args['iterations']} must be >= 1")
     frozen = _frozen_policy_parameter(args["policy"]) if probe else ""
+    local = _local_instances(args, instances)
     # The run cannot go on without its sampler, discriminator or trainer: any of them exiting stops the graph.
     # After Ctrl-C, sampler and discriminator keep serving until the trainer has written its final checkpoint.
     nodes = [NodeSpec("adr_sampler_node", "sampler_node", "adr_sampler", {**common, "resume": resume}, required=True,
@@ -210,7 +216,9 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": len(consumer_nodes),
                                                           "trajectory_consumer_nodes": consumer_nodes,
                                                           "frozen_policy": frozen}, respawn=True)
-              for name in instances]
+              for name in local]
+    if args["role"] == "sims":
+        return nodes[1:]  # a worker host: the head runs the sampler, discriminator and trainer
     if learns:
         nodes.append(NodeSpec("adr_discriminator_node", "discriminator_node", "adr_discriminator",
                               {**common, "resume": resume}, required=True, shutdown_timeout=TRAINER_SHUTDOWN_S,
@@ -231,6 +239,23 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
 TRAIN_TOPICS = ("adr/proposals", "adr/particle_rewards", "adr/sampler_state", "adr/sample_histogram",
                 "adr/metrics/*", "diagnostics", "joint_states", "adr_sim_*/goal", "adr/trajectories")
 DEPLOY_TOPICS = ("joint_states", "diagnostics", "poppy_driver/*", "policy_runner/*", "clicked_point")
+
+
+def _local_instances(args: Mapping[str, str], instances: list[str]) -> list[str]:
+    """The simulator instances this launch starts (role:=head: none; role:=sims: those of sim_ids:=)."""
+    if args["sim_ids"] and args["role"] != "sims":
+        raise ValueError(f"sim_ids:={args['sim_ids']} is for role:=sims (role:={args['role']})")
+    if args["role"] == "head":
+        return []
+    if args["role"] == "all" or not args["sim_ids"]:
+        return instances
+    ids = []
+    for part in args["sim_ids"].split(","):
+        if not part.strip().isdigit() or int(part) >= len(instances):
+            raise ValueError(f"sim_ids:={args['sim_ids']}: {part.strip()!r} is not an instance number in "
+                             f"0..{len(instances) - 1} (instances:={len(instances)})")
+        ids.append(int(part))
+    return [instances[i] for i in sorted(set(ids))]
 
 
 def _recorder(bag_dir: Path, topics: tuple[str, ...], args: Mapping[str, str]) -> NodeSpec:
