@@ -3,6 +3,7 @@
     python benchmarks/memory.py                             # LunarLander ADR graph, 2 instances, 3000 agent steps
     python benchmarks/memory.py --method udr --budget 20000 --instances 4 --in-process --json memory.json
     python benchmarks/memory.py --quick                     # tiny networks, 600 steps: a smoke test
+    python benchmarks/memory.py --config lunar_lander_adr_fast --budget 30000 --in-process   # the fast preset
 
 Peak RSS is each process's ``VmHWM`` (kernel high-water mark of its resident set) from ``/proc/<pid>/status``,
 polled every ``--interval`` s for every descendant of the launcher; a process keeps the largest value seen (a
@@ -37,6 +38,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="adr/LunarLander-v0")
     parser.add_argument("--method", default="adr", choices=("adr", "udr", "baseline", "oracle"))
+    parser.add_argument("--config", default="", help="experiment (packaged name or YAML) for both runs; default: "
+                                                    "the paper's configuration")
     parser.add_argument("--budget", type=int, default=3000, help="agent steps of the run (default %(default)s)")
     parser.add_argument("--instances", type=int, default=2)
     parser.add_argument("--mode", default="sync", choices=("sync", "async"))
@@ -137,13 +140,15 @@ def graph_command(args: argparse.Namespace, run_dir: Path) -> list[str]:
     overrides = overrides[:-1] + (", " if overrides != "{}" else "") + "tensorboard: false, progress: false}"
     return ["adr_launch", "adr", "train_sim.launch.py", f"env:={args.env}", f"method:={args.method}",
             f"budget:={args.budget}", f"instances:={args.instances}", f"mode:={args.mode}", f"run_dir:={run_dir}",
-            f"overrides:={overrides}"]
+            f"overrides:={overrides}", *([f"config:={args.config}"] if args.config else [])]
 
 
 def in_process_command(args: argparse.Namespace, run_dir: Path) -> list[str]:
     sampler = {"oracle": "fixed"}.get(args.method, args.method)
     command = ["adr-train", "--out", str(run_dir), "--env_id", args.env, "--sampler", sampler,
                "--total_agent_steps", str(args.budget), "--tensorboard", "false", "--progress", "false"]
+    if args.config:
+        command += ["--config", args.config]
     if args.quick:
         import yaml
         command += [f"--set={k}={json.dumps(v)}" for k, v in yaml.safe_load(QUICK).items()]
@@ -162,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
                                args.interval)
         runs["adr-train"] = {"peaks_kib": peaks, "seconds": seconds}
 
-    print(f"\n{args.env} {args.method}, {args.budget} agent steps{' (quick)' if args.quick else ''}; logs in {work}\n")
+    config = f" ({args.config})" if args.config else ""
+    print(f"\n{args.env} {args.method}{config}, {args.budget} agent steps{' (quick)' if args.quick else ''}; "
+          f"logs in {work}\n")
     print("| run | process | peak RSS MiB |")
     print("|---|---|---|")
     for run_name, result in runs.items():

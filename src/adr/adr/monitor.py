@@ -11,6 +11,7 @@ import sys
 import time
 
 import rclpy
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 from adr_interfaces.msg import ParameterSet
@@ -57,10 +58,19 @@ def main(argv: list[str] | None = None) -> int:
     rclpy.init()
     node = Node("adr_monitor")
     received: list[ParameterSet] = []
+    refused = [0]
 
     def on_proposal(msg: ParameterSet) -> None:
+        try:
+            line = _proposal_json(msg)
+        except ValueError as error:  # a malformed message (another publisher on the topic): said once, counted
+            refused[0] += 1
+            if refused[0] == 1:
+                print(f"adr_monitor: refused a malformed proposal ({error}); later ones are only counted",
+                      file=sys.stderr, flush=True)
+            return
         received.append(msg)
-        print(_proposal_json(msg), flush=True)
+        print(line, flush=True)
 
     node.create_subscription(ParameterSet, topics.PROPOSALS, on_proposal, qos.RELIABLE_STREAM)
     deadline = time.monotonic() + args.timeout
@@ -88,9 +98,11 @@ def main(argv: list[str] | None = None) -> int:
         if expected is not None and len(received) < expected:
             print(f"adr_monitor: received {len(received)} of {expected} proposals in {args.timeout} s", file=sys.stderr)
             status = 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C, or SIGTERM (rclpy's handler shuts down)
         pass
     finally:
+        if refused[0]:
+            print(f"adr_monitor: refused {refused[0]} malformed proposal(s)", file=sys.stderr, flush=True)
         node.destroy_node()
         rclpy.try_shutdown()
     return status

@@ -25,9 +25,13 @@ class NodeDiagnostics:
         self.counters[event] += n
 
     def reject(self, reason: str, detail: str) -> None:
-        """Log why an input was refused and count it under ``rejected_<reason>``."""
-        self.counters[f"rejected_{reason}"] += 1
-        self._node.get_logger().warning(f"rejected ({reason}): {detail}")
+        """Count a refused input under ``rejected_<reason>``; the first of each reason is logged with its detail
+        (a storm of bad messages does not flood the log)."""
+        key = f"rejected_{reason}"
+        self.counters[key] += 1
+        if self.counters[key] == 1:
+            self._node.get_logger().warning(f"rejected ({reason}): {detail} (more of this reason are only counted: "
+                                            f"{key} on /diagnostics)")
 
     def set_status(self, level: bytes, message: str) -> None:
         self.level, self.message = level, message

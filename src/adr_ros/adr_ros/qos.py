@@ -18,5 +18,13 @@ LATCHED = QoSProfile(
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
 )
+# A reader of a latched topic that must not miss a sample: transient-local like LATCHED (it gets the last one on
+# joining), with room for a burst from other publishers on the same topic before its callback runs.
+LATCHED_READER = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=256,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
 # Metrics for rqt_plot and friends: losing one is harmless.
 METRICS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)

@@ -119,7 +119,9 @@ class TrainerNode(Node):
                                  callback_group=group)
         self.rewards_sub = self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards,
                                                     qos.RELIABLE_HISTORY, callback_group=group)
-        self.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.LATCHED,
+        # a reader history deeper than the publisher's 1: a burst from another publisher on the topic cannot
+        # displace the sampler's state of an iteration before this node has taken it (a fuzz storm did)
+        self.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.LATCHED_READER,
                                  callback_group=group)
         self.propose_client = self.create_client(ProposeParameters, topics.PROPOSE_SERVICE, callback_group=group)
         self.save_clients = {"sampler": self.create_client(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT,
@@ -149,12 +151,32 @@ class TrainerNode(Node):
 
     def on_rewards(self, msg: ParticleRewards) -> None:
         values = from_field(msg.metric_values, np.float64)
+        rewards = from_field(msg.rewards, np.float64)
+        refusal = self._statistics_refusal(int(msg.iteration), msg.metric_names, values)
+        if refusal is None and (rewards.size != self.slots or not np.all(np.isfinite(rewards))):
+            refusal = f"{rewards.size} rewards (finite: {bool(np.all(np.isfinite(rewards)))}) for {self.slots} slots"
+        if refusal is not None:
+            self.diagnostics.reject("rewards", f"particle rewards of iteration {msg.iteration}: {refusal}")
+            return
         self.discriminator_metrics[int(msg.iteration)] = dict(zip(msg.metric_names, map(float, values)))
-        self.rewards[int(msg.iteration)] = from_field(msg.rewards, np.float64).copy()
+        self.rewards[int(msg.iteration)] = rewards.copy()
 
     def on_sampler_state(self, msg: SamplerState) -> None:
         values = from_field(msg.metric_values, np.float64)
+        refusal = self._statistics_refusal(int(msg.iteration), msg.metric_names, values)
+        if refusal is not None:
+            self.diagnostics.reject("sampler_state", f"sampler state of iteration {msg.iteration}: {refusal}")
+            return
         self.sampler_metrics[int(msg.iteration)] = dict(zip(msg.metric_names, map(float, values)))
+
+    def _statistics_refusal(self, iteration: int, names: list[str], values: np.ndarray) -> str | None:
+        """Why a statistics message cannot be this run's (None: it can). Only the iteration in progress and
+        earlier ones are kept, so no sender can grow these tables beyond the iterations in flight."""
+        if iteration > self.iteration:
+            return f"iteration {iteration} is ahead of the one in progress ({self.iteration})"
+        if len(names) != values.size or not np.all(np.isfinite(values)):
+            return f"{len(names)} metric names for {values.size} values, or non-finite values"
+        return None
 
     # ------------------------------------------------------------------ the loop
     @property
