@@ -15,6 +15,8 @@ other machines join.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -88,8 +90,19 @@ def _start(spec: NodeSpec, env: dict[str, str]) -> _Running:
     return _Running(spec, process, pump)
 
 
-def run_graph(graph: Graph, overrides: dict[str, str], env: dict[str, str]) -> int:
-    specs = graph.nodes(overrides)
+def node_specs(launch_file: str, overrides: dict[str, str]) -> list[NodeSpec]:
+    """The graph's nodes for ``overrides``, built in a short-lived child process: building them reads the run
+    configuration through adr_core, which imports torch (~300 MiB resident) that the launcher never needs while it
+    watches the nodes for hours. Errors (ValueError: a bad argument) come back as they were raised."""
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_build_node_specs, launch_file, overrides).result()
+
+
+def _build_node_specs(launch_file: str, overrides: dict[str, str]) -> list[NodeSpec]:
+    return graph_for_launch_file(launch_file).nodes(overrides)
+
+
+def run_graph(graph: Graph, specs: list[NodeSpec], env: dict[str, str]) -> int:
     running = [_start(spec, env) for spec in specs]
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -193,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                 choices = f" (one of: {', '.join(argument.choices)})" if argument.choices else ""
                 print(f"'{argument.name}':\n    {argument.description}{choices}\n    (default: '{argument.default}')")
             return 0
-        specs = graph.nodes(overrides)
+        specs = node_specs(args.launch_file, overrides)
     except ValueError as error:
         print(f"adr_launch: {error}", file=sys.stderr)
         return 2
@@ -208,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     env["PYTHONUNBUFFERED"] = "1"
     print(f"[adr_launch] {graph.name}: {len(specs)} node(s), ROS_DOMAIN_ID={env['ROS_DOMAIN_ID']}, "
           f"discovery {env['ROS_AUTOMATIC_DISCOVERY_RANGE']}, {_transport(graph, overrides, specs)}", flush=True)
-    return run_graph(graph, overrides, env)
+    return run_graph(graph, specs, env)
 
 
 if __name__ == "__main__":
