@@ -58,7 +58,7 @@ class TrainConfig:
     concurrent_learning: bool = option(False, "adr-train, ADR: train the discriminator in a second thread while "
                                               "the agent takes its gradient steps. Both draw from their own "
                                               "generators, so every result is the sequential order's, bit for bit; "
-                                              "on >= 2 cores with torch_threads 1 it hides the discriminator's "
+                                              "on >= 2 cores with torch_threads 1 it can hide the discriminator's "
                                               "time (the node graph runs them in separate processes anyway).")
     max_episode_steps: int | None = option(None, "Episode time limit; null = the environment's own (LunarLander 1000, "
                                                  "the others 100, as in the paper).")
