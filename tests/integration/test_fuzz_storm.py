@@ -1,7 +1,7 @@
 """A hostile client on the graph's DDS domain (issue 18): while a small graph trains, it sends a storm of malformed
 and out-of-order messages to every topic the nodes subscribe to, and junk requests to every service. The run must
-end as the same run undisturbed (sync mode equals the in-process trainer to the bit), and a monitor watching the
-same topics must survive.
+end as the same run undisturbed (sync mode equals the in-process trainer to the bit), and the viewer (a node of the
+graph) and a monitor watching the same topics must survive.
 
 The storm is generated from a seeded numpy generator (the same messages every run; their timing varies): random
 lengths, NaN/inf/1e300, wrong env ids and dimension names, iterations far from the current one, forged policy
@@ -10,6 +10,7 @@ that is well formed *and* in order (e.g. rewards for exactly the iteration the s
 reward per slot): telling such a forgery from the real message needs authentication (SROS2), not validation."""
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 import time
@@ -141,7 +142,7 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
                                env=ros_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stop, sent = threading.Event(), {}
     with probe_node("hostile_client", ros_domain_id) as node:
-        graph = start_graph(run_dir, ros_env, BUDGET, "instances:=2")
+        graph = start_graph(run_dir, ros_env, BUDGET, "instances:=2", "viewer:=true", "viewer_port:=0")
         seen: list[str] = []
         read_until(graph, r"adr_trainer\]: adr on", 120, seen)
         storming = threading.Thread(target=storm, args=(node, run_dir, stop, sent), daemon=True)
@@ -158,7 +159,8 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
     assert sum(sent.values()) > 300 and len(sent) == 8, sent
     assert metric_rows(run_dir) == metric_rows(reference)  # nothing got in, nothing was displaced
     assert sample_rows(run_dir) == sample_rows(reference)
-    assert "Traceback" not in output
+    assert "Traceback" not in output, output
+    assert "started adr_viewer" in output and not re.search(r"adr_viewer exited with code [^0]", output), output
     assert monitor_alive and "Traceback" not in monitor_errors, monitor_errors
     written = {p.resolve() for p in tmp_path.rglob("*") if p.is_file()}
     assert all(run_dir in p.parents or reference in p.parents for p in written), "a service wrote outside its run"

@@ -18,11 +18,14 @@ from visualization_msgs.msg import MarkerArray
 from adr_interfaces.msg import SampleHistogram, SamplerState
 from adr_ros import qos, topics
 from adr_ros.arrays import from_field
+from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node
 from adr_ros.metrics import PREFIX as METRIC_PREFIX
 from adr_viewer.live_state import Histogram, LiveState, Particles
 from adr_viewer.markers import particle_markers
 from adr_viewer.web_server import WebServer
+
+MAX_BINS = 1000  # the sampler's histogram_bins range
 
 PARTICLE_MARKERS = "adr/particle_markers"
 METRIC_TYPE = "std_msgs/msg/Float64"
@@ -56,6 +59,7 @@ class ViewerNode(Node):
             "Side of the drawn parameter cube (m)")).value
 
         self.state = LiveState(history)
+        self.diagnostics = NodeDiagnostics(self)  # refused (malformed) messages: rejected_<reason>
         self.metric_prefix = self.resolve_topic_name(METRIC_PREFIX + "x")[:-1]
         self._metric_subscriptions: dict[str, object] = {}
         for name in names:
@@ -77,7 +81,13 @@ class ViewerNode(Node):
     def _subscribe_metric(self, name: str) -> None:
         if name not in self._metric_subscriptions:
             self._metric_subscriptions[name] = self.create_subscription(
-                Float64, METRIC_PREFIX + name, lambda msg, n=name: self.state.add_metric(n, msg.data), qos.METRICS)
+                Float64, METRIC_PREFIX + name, lambda msg, n=name: self.on_metric(n, msg.data), qos.METRICS)
+
+    def on_metric(self, name: str, value: float) -> None:
+        if not np.isfinite(value):  # the page's JSON has no NaN/inf
+            self.diagnostics.reject("metric", f"{name} = {value}")
+            return
+        self.state.add_metric(name, value)
 
     def discover_metrics(self) -> None:
         for topic, types in self.get_topic_names_and_types():
@@ -85,13 +95,23 @@ class ViewerNode(Node):
                 self._subscribe_metric(topic[len(self.metric_prefix):])
 
     def on_histogram(self, msg: SampleHistogram) -> None:
-        counts = from_field(msg.counts, np.uint64).reshape(len(msg.names), int(msg.bins)) if msg.bins else []
+        counts = from_field(msg.counts, np.uint64)
+        if not 0 < msg.bins <= MAX_BINS or counts.size != len(msg.names) * msg.bins:
+            self.diagnostics.reject("histogram", f"{len(msg.names)} names x {msg.bins} bins, {counts.size} counts")
+            return
+        counts = counts.reshape(len(msg.names), int(msg.bins))
         self.state.set_histogram(Histogram(msg.method, int(msg.iteration), list(msg.names), int(msg.bins),
                                            [[int(c) for c in row] for row in counts], int(msg.total)))
 
     def on_sampler_state(self, msg: SamplerState) -> None:
         d = max(len(msg.names), 1)
-        points = from_field(msg.particles, np.float64).reshape(-1, d)
+        points = from_field(msg.particles, np.float64)
+        if points.size % d or not np.all(np.isfinite(points)) or not np.isfinite(msg.spread):
+            self.diagnostics.reject("sampler_state", f"{points.size} particle values for {len(msg.names)} names "
+                                                     f"(finite: {bool(np.all(np.isfinite(points)))}), spread "
+                                                     f"{msg.spread}")
+            return
+        points = points.reshape(-1, d)
         self.state.set_particles(Particles(msg.method, int(msg.iteration), list(msg.names), points.tolist(),
                                            float(msg.spread)))
         self.markers.publish(particle_markers(
