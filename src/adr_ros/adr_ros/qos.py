@@ -5,8 +5,10 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 RELIABLE_STREAM = QoSProfile(
     history=HistoryPolicy.KEEP_LAST, depth=256, reliability=ReliabilityPolicy.RELIABLE
 )
-# Streams of record (proposals): reliable, and the last 256 kept for late joiners (a recorder, rqt, the monitor)
-# that subscribe with transient-local durability; volatile subscribers match as before.
+# Streams of record (proposals, particle rewards): reliable, and the last 256 kept for late joiners (a recorder, rqt,
+# the monitor) that subscribe with transient-local durability; volatile subscribers match as before. Also the reader
+# side of a latched topic that must not miss a sample (the trainer's sampler state, the sims' weights): it gets the
+# last one on joining like LATCHED, with room for a burst from other publishers before its callback runs.
 RELIABLE_HISTORY = QoSProfile(
     history=HistoryPolicy.KEEP_LAST, depth=256, reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -15,14 +17,6 @@ RELIABLE_HISTORY = QoSProfile(
 LATCHED = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
     depth=1,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
-# A reader of a latched topic that must not miss a sample: transient-local like LATCHED (it gets the last one on
-# joining), with room for a burst from other publishers on the same topic before its callback runs.
-LATCHED_READER = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=256,
     reliability=ReliabilityPolicy.RELIABLE,
     durability=DurabilityPolicy.TRANSIENT_LOCAL,
 )

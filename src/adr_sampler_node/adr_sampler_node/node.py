@@ -123,7 +123,7 @@ class SamplerNode(Node):
         if not self.sampler.learns_from_rewards:
             self.diagnostics.reject("not_learning", f"{self.config.sampler} sampler ignores rewards")
             return
-        if msg.iteration < self.iteration and msg.iteration != self.awaiting_rewards_of:
+        if msg.iteration < self.iteration:  # (awaiting k means self.iteration is still k)
             self.diagnostics.count("rewards_already_applied")  # the publisher's history, replayed to a late match
             return
         if msg.iteration != self.awaiting_rewards_of:

@@ -112,7 +112,7 @@ class SimNode(Node):
         self.diagnostics.values["queued_goals"] = "0"
         self.diagnostics.set_status(DiagnosticStatus.WARN, "frozen policy (probe)" if self.frozen
                                     else "waiting for policy weights")
-        self.create_subscription(PolicyWeights, topics.POLICY_WEIGHTS, self.on_weights, qos.LATCHED_READER)
+        self.create_subscription(PolicyWeights, topics.POLICY_WEIGHTS, self.on_weights, qos.RELIABLE_HISTORY)
         # goal requests and cancels are answered while a goal executes (or waits for weights): reentrant group
         self.action_server = ActionServer(
             self, RollOut, topics.roll_out_action(self.get_name()), execute_callback=self.execute,

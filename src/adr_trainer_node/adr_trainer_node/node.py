@@ -121,7 +121,7 @@ class TrainerNode(Node):
                                                     qos.RELIABLE_HISTORY, callback_group=group)
         # a reader history deeper than the publisher's 1: a burst from another publisher on the topic cannot
         # displace the sampler's state of an iteration before this node has taken it (a fuzz storm did)
-        self.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.LATCHED_READER,
+        self.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.RELIABLE_HISTORY,
                                  callback_group=group)
         self.propose_client = self.create_client(ProposeParameters, topics.PROPOSE_SERVICE, callback_group=group)
         self.save_clients = {"sampler": self.create_client(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT,
