@@ -125,7 +125,9 @@ def test_instances_on_two_worker_hosts_train_to_the_end_through_a_link_outage(
     assert graph.returncode == 0, output
     assert not re.search(r"started adr_sim_", output)  # no instance on the head
     assert all("started adr_sim_" in out for out in worker_outputs), worker_outputs
-    assert min(bytes_sent(worker1), bytes_sent(worker2)) > 100_000  # the rollouts crossed the links
+    # the rollouts crossed the links: a worker's share of a run is ~5-10 trajectories of ~8 kB (100 steps x 19
+    # float32); 100 kB was too tight for the worker that got fewer slots (a fresh-clone CI run: 91 kB)
+    assert min(bytes_sent(worker1), bytes_sent(worker2)) > 50_000
     assert metric_rows(tmp_path) == metric_rows(reference_run)  # nothing lost, nothing changed
     assert sample_rows(tmp_path) == sample_rows(reference_run)
 
