@@ -82,9 +82,16 @@ def run_ours(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict
     final = evaluate_callable(policy.policy(), args.final_episodes, FINAL_SEED)
     return {"name": name, "seed": seed, "agent_steps": int(metrics["agent_steps"]),
             "train_s": float(metrics["wall_time_s"]), "evaluation_s": sum(p["evaluation_s"] for p in curve),
-            "command_s": total_s, "stopped": "budget", "curve": curve, "landed": first_landing(curve),
+            "command_s": total_s, "stopped": stop_reason(run_dir), "curve": curve, "landed": first_landing(curve),
             "final_return_mean": final["return_mean"], "final_solved": final["solved_fraction"],
             "run_dir": str(run_dir)}
+
+
+def stop_reason(run_dir: Path) -> str:
+    """'early stop' when the run's early-stop rule was met (its last early_stop.csv row), else 'budget'."""
+    checks = run_dir / "early_stop.csv"
+    rows = checks.read_text().strip().splitlines() if checks.is_file() else []
+    return "early stop" if len(rows) > 1 and rows[-1].endswith(",1") else "budget"
 
 
 def run_sb3(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict:

@@ -3,6 +3,7 @@ and faults (a simulator instance killed mid-iteration, Ctrl-C and resume) lose n
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import os
 import signal
@@ -84,17 +85,28 @@ def test_ergo_reacher_graph_runs_adr_iterations(ros_env: dict[str, str], tmp_pat
     assert set(sample_rows(tmp_path)[0]) >= {"iteration", "slot", "u_m2_gain", "m2_gain"}
 
 
-def test_sync_graph_learning_from_reference_rollouts_reproduces_the_in_process_trainer(
+def test_sync_graph_learning_from_reference_rollouts_and_stopping_early_reproduces_the_in_process_trainer(
         ros_env: dict[str, str], tmp_path: Path) -> None:
-    """learn_from_reference: the trainer node stores the reference trajectories it receives, as adr-train does."""
+    """The fast preset's two run options: learn_from_reference (the trainer node stores the reference trajectories it
+    receives, as adr-train does) and the early stop (a rule any policy meets: both runs end at the first check,
+    long before the budget)."""
+    stop = {"early_stop_every_steps": BUDGET // 4, "early_stop_episodes": 3, "early_stop_solved_fraction": 0.0,
+            "early_stop_return_mean": -1.0e9}
     in_process = tmp_path / "in_process"
-    trainer = run_in_process(in_process, BUDGET, learn_from_reference=True)
+    trainer = run_in_process(in_process, BUDGET * 4, learn_from_reference=True, **stop)
     graph_dir = tmp_path / "graph"
-    graph = start_graph(graph_dir, ros_env, BUDGET, "instances:=1", overrides={"learn_from_reference": "true"})
+    graph = start_graph(graph_dir, ros_env, BUDGET * 4, "instances:=1",
+                        overrides={"learn_from_reference": "true", **stop})
     output = finish(graph, [])
     assert graph.returncode == 0, output
+    assert "stopping early" in output
     assert metric_rows(graph_dir) == metric_rows(in_process)
+    assert trainer.solved and int(metric_rows(in_process)[-1]["agent_steps"]) < BUDGET  # ended by the rule
     assert int(metric_rows(in_process)[-1]["agent_steps"]) == trainer.agent.replay.size  # reference steps stored
+    checks = [[{k: r[k] for k in ("agent_steps", "episodes", "return_mean", "met")}
+               for r in csv.DictReader((run / "early_stop.csv").read_text().splitlines())]
+              for run in (graph_dir, in_process)]
+    assert checks[0] == checks[1] and [c["met"] for c in checks[1]] == ["1"]
 
 
 def test_ctrl_c_stops_the_trainer_while_a_node_it_waits_on_hangs(ros_env: dict[str, str], tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 from adr_core.agents import make_agent
+from adr_core.evaluation.early_stop import EarlyStop
 from adr_core.iteration import IterationResult, update_agent
 from adr_core.probe.policies import load_frozen_policy
 from adr_core.rollout import Trajectory
@@ -34,7 +35,7 @@ from adr_core.training.checkpoint import CheckpointError
 from adr_core.training.config import ConfigError
 from adr_core.training.run_log import RunLog
 from adr_core.training.seeding import component_seed
-from adr_core.training.trainer import METRIC_COLUMNS, periodic_evaluation, resolve_device
+from adr_core.training.trainer import METRIC_COLUMNS, early_stop, periodic_evaluation, resolve_device
 from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights, SamplerState
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
@@ -133,6 +134,8 @@ class TrainerNode(Node):
         self.metrics = MetricPublisher(self, METRICS)
         self.diagnostics = NodeDiagnostics(self)
         self.stop_requested = stop_requested or threading.Event()
+        self.early_stop: EarlyStop | None = None  # set by train() when early_stop_every_steps is set
+        self.solved = False  # the early-stop rule was met: the run is done before its budget
         self.last_completed: int | None = self.iteration - 1 if resume else None
         self.last_checkpoint: int | None = self.last_completed
         self.checkpoint_abandoned = False  # a checkpoint failed while stopping: a hung node, no final try
@@ -181,7 +184,7 @@ class TrainerNode(Node):
     # ------------------------------------------------------------------ the loop
     @property
     def done(self) -> bool:
-        return self.agent.transitions_seen >= self.config.total_agent_steps
+        return self.solved or self.agent.transitions_seen >= self.config.total_agent_steps
 
     def probe(self) -> None:
         """mode probe: ADR iterations around the frozen policy (probe_loop.py); no agent updates, no checkpoints."""
@@ -198,6 +201,8 @@ class TrainerNode(Node):
         log = RunLog(self.run_dir, METRIC_COLUMNS, self.space.names, tensorboard=self.config.tensorboard,
                      start_iteration=self.iteration)
         self.evaluation = periodic_evaluation(self.config, self.run_dir, self.iteration)
+        self.early_stop = early_stop(self.config, self.run_dir, self.agent.transitions_seen)
+        self.solved = self.early_stop is not None and self.early_stop.met
         self._clock_start = (time.perf_counter(), self.wall_time)  # wall_time_s: real time since the run started
         learning: threading.Thread | None = None
         try:
@@ -255,6 +260,14 @@ class TrainerNode(Node):
         sampler_metrics = self._sampler_metrics_of(k)
         elapsed = time.perf_counter() - t0
         started, wall_before = self._clock_start
+        if self.early_stop is not None:  # training time: the wall_time_s below includes the check
+            wall_so_far = wall_before + time.perf_counter() - started - (
+                self.evaluation.seconds_total if self.evaluation is not None else 0.0)
+            self.solved = self.early_stop.maybe_check(self.agent.transitions_seen, self.agent.actor_state_dict(),
+                                                      wall_so_far)
+            if self.solved:
+                self.get_logger().info(f"stopping early at {self.agent.transitions_seen} agent steps: "
+                                       f"{self.early_stop.describe()} met")
         evaluating = self.evaluation.seconds_total if self.evaluation is not None else 0.0
         # real time since the run started, periodic evaluations excluded (async iterations overlap: not a sum)
         self.wall_time = wall_before + time.perf_counter() - started - evaluating

@@ -171,6 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if trainer.stop_requested:
         print(f"adr-train: stopped after iteration {trainer.iteration - 1} with a checkpoint; "
               f"`adr-train --out {args.out} --resume` continues", file=sys.stderr)
+    if trainer.solved:
+        print(f"adr-train: stopped early at {trainer.agent_steps} agent steps: the policy met the early-stop rule "
+              f"(rows in {Path(args.out) / 'early_stop.csv'})")
     last = rows[-1] if rows else None
     if last is not None:
         print(f"adr-train: {trainer.iteration} iterations, {trainer.agent_steps} agent steps, "

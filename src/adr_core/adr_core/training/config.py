@@ -83,6 +83,16 @@ class TrainConfig:
     evaluate_episodes: int = option(5, "Episodes per evaluated setting of the periodic evaluation.")
     evaluate_settings: tuple[str, ...] = option(("reference", "hard"), "Settings of the periodic evaluation: "
                                                 "'reference' and named ranges of the env's space (e.g. 'hard').")
+    early_stop_every_steps: int = option(0, "Early stop: at the first iteration boundary at or past every multiple "
+                                            "of this many agent steps, play early_stop_episodes deterministic "
+                                            "episodes at the reference setting and end the run once the policy "
+                                            "meets the rule below (check time counts as training time; rows in "
+                                            "<out>/early_stop.csv). 0 = never: the run uses its whole budget.")
+    early_stop_episodes: int = option(30, "Early stop: episodes per check.")
+    early_stop_solved_fraction: float = option(0.95, "Early stop: the solved fraction the check needs (the env's own "
+                                                     "success rule: LunarLander return > 200).")
+    early_stop_return_mean: float | None = option(None, "Early stop: also a mean return of at least this; null = "
+                                                        "the solved fraction alone.")
     tensorboard: bool = option(True, "Write TensorBoard scalars to <out>/tb.")
     progress: bool = option(True, "Show a progress bar (tqdm) with ETA and live metrics.")
     agent: AgentConfig = field(default_factory=AgentConfig, metadata={"help": "Agent (DDPG/TD3) hyperparameters."})
@@ -93,7 +103,8 @@ class TrainConfig:
     # fields that may differ when a run is resumed
     RUNTIME_FIELDS: typing.ClassVar[tuple[str, ...]] = (
         "total_agent_steps", "device", "torch_threads", "checkpoint_every", "keep_checkpoint_every", "tensorboard",
-        "progress", "evaluate_every", "evaluate_every_steps", "evaluate_episodes", "evaluate_settings")
+        "progress", "evaluate_every", "evaluate_every_steps", "evaluate_episodes", "evaluate_settings",
+        "early_stop_every_steps", "early_stop_episodes", "early_stop_solved_fraction", "early_stop_return_mean")
 
     def __post_init__(self) -> None:
         from ..envs import ENV_IDS
@@ -114,6 +125,11 @@ class TrainConfig:
         for name in ("torch_threads", "keep_checkpoint_every", "evaluate_every", "evaluate_every_steps"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.early_stop_every_steps < 0 or self.early_stop_episodes < 1:
+            raise ConfigError(f"early_stop_every_steps must be >= 0 and early_stop_episodes >= 1, got "
+                              f"{self.early_stop_every_steps} and {self.early_stop_episodes}")
+        if not 0.0 <= self.early_stop_solved_fraction <= 1.0:
+            raise ConfigError(f"early_stop_solved_fraction must be in [0, 1], got {self.early_stop_solved_fraction}")
         if self.max_episode_steps is not None and self.max_episode_steps < 1:
             raise ConfigError(f"max_episode_steps must be >= 1 or null, got {self.max_episode_steps}")
         if self.rollout_max_steps is not None and self.rollout_max_steps < 1:

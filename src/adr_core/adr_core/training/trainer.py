@@ -20,7 +20,7 @@ from ..discriminator import DiscriminatorRewarder
 from ..envs import make_env
 from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
 
-__all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "periodic_evaluation", "resolve_device"]
+__all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "early_stop", "periodic_evaluation", "resolve_device"]
 from ..samplers import Sampler, make_sampler
 from .checkpoint import (
     CheckpointError,
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from gymnasium.spaces import Box
 
     from ..envs.randomized import RandomizedEnvMixin
+    from ..evaluation.early_stop import EarlyStop
     from ..evaluation.periodic import PeriodicEvaluation
 
 CONFIG_FILE, CHECKPOINT_DIR, LATEST = run_dir.CONFIG_FILE, run_dir.CHECKPOINTS, run_dir.IN_PROCESS_LATEST
@@ -74,6 +75,18 @@ def periodic_evaluation(config: TrainConfig, out_dir: Path, start_iteration: int
                               start_iteration=start_iteration, space=config.space)
 
 
+def early_stop(config: TrainConfig, out_dir: Path | None, start_steps: int) -> EarlyStop | None:
+    """The early-stop check (``early_stop_*`` keys) both trainers call after each iteration, or None."""
+    if not config.early_stop_every_steps:
+        return None
+    from ..evaluation.early_stop import EarlyStop, StopRule
+
+    rule = StopRule(config.early_stop_every_steps, config.early_stop_episodes, config.early_stop_solved_fraction,
+                    config.early_stop_return_mean)
+    return EarlyStop(out_dir, config.env_id, rule, max_episode_steps=config.max_episode_steps, space=config.space,
+                     start_steps=start_steps)
+
+
 class Trainer:
     """Builds the pieces from a ``TrainConfig`` and runs Algorithm 1. ``out_dir=None``: no files, no logs."""
 
@@ -108,6 +121,7 @@ class Trainer:
         self.iteration = 0
         self.wall_time = 0.0
         self.stop_requested = False  # set (e.g. by a Ctrl-C handler) to end ``run`` at the next iteration boundary
+        self.solved = False  # the early-stop rule was met: the run is done before its budget
 
         if resume:
             self.load_checkpoint(self.checkpoint_dir / LATEST)
@@ -138,7 +152,7 @@ class Trainer:
 
     @property
     def done(self) -> bool:
-        return self.agent_steps >= self.config.total_agent_steps
+        return self.solved or self.agent_steps >= self.config.total_agent_steps
 
     @property
     def checkpoint_dir(self) -> Path:
@@ -155,6 +169,8 @@ class Trainer:
         if self.out_dir is not None:
             self._open_log()
             evaluation = periodic_evaluation(cfg, self.out_dir, self.iteration)
+        stop = early_stop(cfg, self.out_dir, self.agent_steps)
+        self.solved = stop is not None and stop.met
         rows: list[dict[str, Any]] = []
         bar = tqdm(total=cfg.total_agent_steps, initial=min(self.agent_steps, cfg.total_agent_steps), unit="step",
                    desc=f"{cfg.sampler} {cfg.env_id}", disable=not cfg.progress, dynamic_ncols=True)
@@ -162,6 +178,9 @@ class Trainer:
             while not self.done and not self.stop_requested and (max_iterations is None or len(rows) < max_iterations):
                 before = self.agent_steps
                 result = self.run_iteration()
+                if stop is not None:  # before the row: the check is training time
+                    self.solved = stop.maybe_check(self.agent_steps, self.agent.actor_state_dict(), self.wall_time)
+                    self.wall_time += stop.last_seconds
                 row = {**result.metrics(), "agent_steps": self.agent_steps, "agent_updates": self.agent.updates_done,
                        "wall_time_s": self.wall_time}
                 rows.append(row)

@@ -1,0 +1,162 @@
+"""Stop a run once its deterministic policy solves the reference setting (stable-baselines3's
+``StopTrainingOnRewardThreshold``, with the success rule of the env instead of a return alone).
+
+    stop = EarlyStop(run_dir, env_id, every_steps=10_000, episodes=30, solved_fraction=0.95)
+    ... after each completed iteration:
+    if stop.maybe_check(agent_steps, agent.actor_state_dict()):   # True once the rule is met: end the run
+        ...
+
+At the first iteration boundary at or past every multiple of ``every_steps`` agent steps, the policy plays
+``episodes`` deterministic episodes at the reference setting, in chunks of ``CHUNK`` (chunk c on the evaluation seed
+stream ``SEED_BASE + c``, which no other evaluation of this project uses, so the check never replays the learning
+curve's or a benchmark's final episodes). The rule is met when the solved fraction of all ``episodes`` is at least
+``solved_fraction`` and, if ``return_mean`` is set, their mean return is at least that. A chunk that already leaves
+too many unsolved episodes ends the check early: a policy that is far from the rule costs one chunk.
+
+The check is part of training: its time is training time (``last_seconds``; the trainers add it to wall_time_s), not
+excluded like the learning-curve evaluation. Each check appends a row to ``<run_dir>/early_stop.csv``; a resumed run
+keeps the rows up to its checkpoint and is already done when the last kept row met the rule.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..randomization import RandomizationSpace, space_of
+
+EARLY_STOP_FILE = "early_stop.csv"
+CHUNK = 10
+SEED_BASE = 1_000_001
+COLUMNS = ("agent_steps", "wall_time_s", "check_s", "episodes", "solved_fraction", "return_mean", "met")
+
+# (chunk index, episodes) -> (returns, solved) of that many deterministic reference episodes
+Scorer = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class StopRule:
+    every_steps: int
+    episodes: int = 30
+    solved_fraction: float = 0.95
+    return_mean: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.every_steps < 1 or self.episodes < 1:
+            raise ValueError(f"every_steps ({self.every_steps}) and episodes ({self.episodes}) must be >= 1")
+        if not 0.0 <= self.solved_fraction <= 1.0:
+            raise ValueError(f"solved_fraction must be in [0, 1], got {self.solved_fraction}")
+
+    @property
+    def failures_allowed(self) -> int:
+        return int(math.floor(self.episodes * (1.0 - self.solved_fraction) + 1e-9))
+
+
+class EarlyStop:
+    def __init__(self, run_dir: str | Path | None, env_id: str, rule: StopRule, *,
+                 max_episode_steps: int | None = None, space: RandomizationSpace | str | None = None,
+                 start_steps: int = 0,
+                 scorer: Callable[[Mapping[str, torch.Tensor]], Scorer] | None = None) -> None:
+        self.rule, self.env_id = rule, env_id
+        self.max_episode_steps = max_episode_steps
+        self.space = None if space is None else space_of(env_id, space)
+        self.path = None if run_dir is None else Path(run_dir) / EARLY_STOP_FILE
+        self._scorer = scorer or self._reference_scorer
+        self.met = False
+        self.last_seconds = 0.0
+        self.seconds_total = 0.0
+        self._last_steps = int(start_steps)
+        self._prepare_file(int(start_steps))
+
+    def due(self, agent_steps: int) -> bool:
+        every = self.rule.every_steps
+        return agent_steps > 0 and agent_steps // every > self._last_steps // every
+
+    def maybe_check(self, agent_steps: int, actor_weights: Mapping[str, torch.Tensor],
+                    wall_time_s: float = float("nan")) -> bool:
+        """Check when due; True once the rule has been met (the run should end). ``last_seconds``: this call's
+        check time (0 when none ran)."""
+        self.last_seconds = 0.0
+        if self.met or not self.due(agent_steps):
+            self._last_steps = max(self._last_steps, int(agent_steps))
+            return self.met
+        self._last_steps = int(agent_steps)
+        start = time.perf_counter()
+        returns, solved = self._play(actor_weights)
+        self.last_seconds = time.perf_counter() - start
+        self.seconds_total += self.last_seconds
+        self.met = self._meets(returns, solved)
+        self._append({"agent_steps": int(agent_steps), "wall_time_s": float(wall_time_s) + self.last_seconds,
+                      "check_s": self.last_seconds, "episodes": int(returns.size),
+                      "solved_fraction": float(solved.mean()), "return_mean": float(returns.mean()),
+                      "met": int(self.met)})
+        return self.met
+
+    def describe(self) -> str:
+        rule = self.rule
+        text = f"reference solved fraction >= {rule.solved_fraction:g} of {rule.episodes} episodes"
+        return text + (f" and mean return >= {rule.return_mean:g}" if rule.return_mean is not None else "")
+
+    # ------------------------------------------------------------------ internals
+    def _play(self, actor_weights: Mapping[str, torch.Tensor]) -> tuple[np.ndarray, np.ndarray]:
+        score = self._scorer(actor_weights)
+        returns: list[np.ndarray] = []
+        solved: list[np.ndarray] = []
+        played, chunk = 0, 0
+        while played < self.rule.episodes:
+            n = min(CHUNK, self.rule.episodes - played)
+            chunk_returns, chunk_solved = score(chunk, n)
+            returns.append(np.asarray(chunk_returns, dtype=np.float64).reshape(-1))
+            solved.append(np.asarray(chunk_solved, dtype=bool).reshape(-1))
+            played, chunk = played + n, chunk + 1
+            if int((~np.concatenate(solved)).sum()) > self.rule.failures_allowed:
+                break  # the rule can no longer be met by this policy
+        return np.concatenate(returns), np.concatenate(solved)
+
+    def _meets(self, returns: np.ndarray, solved: np.ndarray) -> bool:
+        rule = self.rule
+        if returns.size < rule.episodes or int((~solved).sum()) > rule.failures_allowed:
+            return False
+        return rule.return_mean is None or float(returns.mean()) >= rule.return_mean
+
+    def _reference_scorer(self, actor_weights: Mapping[str, torch.Tensor]) -> Scorer:
+        from .settings import evaluate
+
+        def score(chunk: int, episodes: int) -> tuple[np.ndarray, np.ndarray]:
+            scores = evaluate(actor_weights, self.env_id, ["reference"], episodes, (SEED_BASE + chunk,),
+                              max_episode_steps=self.max_episode_steps, workers=1, space=self.space)
+            outcomes = scores["reference"].outcomes
+            return outcomes.returns.reshape(-1), outcomes.solved.reshape(-1)
+
+        return score
+
+    def _append(self, row: dict[str, float | int]) -> None:
+        if self.path is None:
+            return
+        with self.path.open("a", newline="") as handle:
+            csv.writer(handle).writerow([repr(row[c]) if isinstance(row[c], float) else str(row[c])
+                                         for c in COLUMNS])
+
+    def _prepare_file(self, start_steps: int) -> None:
+        """A fresh file, or (resume) the rows up to the checkpoint's agent steps; the last one says if it was met."""
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        kept: list[list[str]] = []
+        if start_steps > 0 and self.path.is_file():
+            with self.path.open(newline="") as handle:
+                rows = list(csv.reader(handle))
+            if rows and tuple(rows[0]) == COLUMNS:
+                kept = [r for r in rows[1:] if len(r) == len(COLUMNS) and int(r[0]) <= start_steps]
+        if kept:
+            self.met = kept[-1][-1] == "1"
+        with self.path.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(COLUMNS)
+            writer.writerows(kept)

@@ -1,0 +1,102 @@
+"""Early stop: the rule, its chunked check, its schedule, its file across a resume, and the trainer ending on it."""
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+from tiny_configs import tiny_config
+
+from adr_core.evaluation.early_stop import CHUNK, EARLY_STOP_FILE, EarlyStop, StopRule
+from adr_core.training.config import ConfigError, TrainConfig
+from adr_core.training.trainer import Trainer
+
+
+class Script:
+    """A scorer whose episodes are solved or not as listed (returns 250 when solved, 0 otherwise)."""
+
+    def __init__(self, solved: list[bool]) -> None:
+        self.solved, self.chunks = list(solved), []
+
+    def __call__(self, weights):
+        def score(chunk: int, episodes: int):
+            self.chunks.append((chunk, episodes))
+            part = np.array(self.solved[chunk * CHUNK:chunk * CHUNK + episodes])
+            return np.where(part, 250.0, 0.0), part
+        return score
+
+
+def make_stop(tmp_path, solved, rule=StopRule(every_steps=100), start_steps=0):
+    script = Script(solved)
+    return EarlyStop(tmp_path, "adr/LunarLander-v0", rule, scorer=script, start_steps=start_steps), script
+
+
+def test_met_when_the_solved_fraction_reaches_the_rule(tmp_path):
+    stop, script = make_stop(tmp_path, [True] * 29 + [False])  # 29 of 30 = 0.967 >= 0.95
+    assert stop.maybe_check(100, {}) and stop.met
+    assert script.chunks == [(0, 10), (1, 10), (2, 10)]
+
+
+def test_a_chunk_with_too_many_failures_ends_the_check(tmp_path):
+    stop, script = make_stop(tmp_path, [False, False] + [True] * 28)  # 2 failures > the 1 that 0.95 of 30 allows
+    assert not stop.maybe_check(100, {})
+    assert script.chunks == [(0, 10)]  # chunks 1 and 2 never played
+    with (tmp_path / EARLY_STOP_FILE).open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["agent_steps"], r["episodes"], r["met"]) for r in rows] == [("100", "10", "0")]
+
+
+def test_the_mean_return_rule_is_checked_too(tmp_path):
+    stop, _ = make_stop(tmp_path, [True] * 30, StopRule(every_steps=100, return_mean=300.0))
+    assert not stop.maybe_check(100, {})  # all solved, but the returns are 250 < 300
+
+
+def test_checks_run_at_the_first_boundary_past_each_multiple(tmp_path):
+    stop, script = make_stop(tmp_path, [False] * 30)
+    for steps in (40, 90, 130, 170, 199, 260, 420):
+        stop.maybe_check(steps, {})
+    assert [c for c, _ in script.chunks] == [0, 0, 0]  # at 130, 260 and 420 (past 100, 200, 400; 300 skipped)
+    assert stop.last_seconds > 0.0
+
+
+def test_a_resumed_run_keeps_the_rows_up_to_its_checkpoint(tmp_path):
+    stop, _ = make_stop(tmp_path, [False] * 30)
+    stop.maybe_check(100, {})
+    met, _ = make_stop(tmp_path, [True] * 30, start_steps=100)
+    assert met.maybe_check(250, {})
+    assert make_stop(tmp_path, [], start_steps=300)[0].met  # resumed after the met row: done at once
+    again, _ = make_stop(tmp_path, [], start_steps=150)  # resumed before it: that row is dropped
+    assert not again.met
+    with (tmp_path / EARLY_STOP_FILE).open() as handle:
+        assert [r["agent_steps"] for r in csv.DictReader(handle)] == ["100"]
+
+
+@pytest.mark.parametrize("key, value", [("early_stop_every_steps", -1), ("early_stop_episodes", 0),
+                                        ("early_stop_solved_fraction", 1.5)])
+def test_bad_early_stop_settings_are_refused_naming_the_key(key, value):
+    with pytest.raises(ConfigError, match=key):
+        TrainConfig.from_dict({key: value})
+
+
+def test_the_trainer_ends_the_run_when_the_rule_is_met(tmp_path):
+    # a rule any policy meets (no solved episode needed, any mean return): the run ends at the first check
+    config = tiny_config(total_agent_steps=100_000, early_stop_every_steps=1000, early_stop_episodes=2,
+                         early_stop_solved_fraction=0.0, early_stop_return_mean=-1e9)
+    trainer = Trainer(config, tmp_path)
+    rows = trainer.run()
+    assert trainer.solved and trainer.done
+    assert rows[-1]["agent_steps"] >= 1000 > rows[-2]["agent_steps"]
+    with (tmp_path / EARLY_STOP_FILE).open() as handle:
+        checks = list(csv.DictReader(handle))
+    assert len(checks) == 1 and checks[0]["met"] == "1" and checks[0]["episodes"] == "2"
+    assert float(checks[0]["wall_time_s"]) == pytest.approx(rows[-1]["wall_time_s"])  # the check is training time
+    assert Trainer(config, tmp_path, resume=True).run() == []  # resuming a run that met its rule trains no more
+
+
+def test_checks_change_nothing_in_training():
+    # the check plays its own episodes on its own envs and seed streams: a rule never met leaves the run bit-identical
+    plain = Trainer(tiny_config(), None).run()
+    checked = Trainer(tiny_config(early_stop_every_steps=300, early_stop_episodes=3), None).run()
+    comparable = [[{k: v for k, v in r.items() if not k.startswith("time_") and k != "wall_time_s"} for r in rows]
+                  for rows in (plain, checked)]
+    assert len(plain) > 2 and np.testing.assert_equal(comparable[0], comparable[1]) is None
