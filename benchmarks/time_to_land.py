@@ -23,7 +23,9 @@ wall_time_s, start-up excluded). Rules, fixed before any run:
   - ratio = median time to land of the faster SB3 configuration / that of ours; goal >= 3 with equal or better
     final success (mean over seeds of the solved fraction of ``--final-episodes`` episodes of the final policy,
     return > 200, at the reference engine);
-  - SB3 runs stop at the zoo's n_timesteps or after ``--sb3-max-minutes`` of training, whichever comes first.
+  - SB3 runs stop at the zoo's n_timesteps or after ``--sb3-max-minutes`` of training, whichever comes first;
+  - the fast preset's target (issue 13): a run meets it when its final policy has mean >= 200 and >= 90 % solved on
+    the final episodes and its training took <= 720 s (the preset may end earlier by its early stop).
 Outputs in --out: one JSON per run, summary.json, summary.md and time_to_land.png (return vs training time).
 """
 from __future__ import annotations
@@ -108,6 +110,14 @@ def run_sb3(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict:
     return {**json.loads(out.read_text()), "command_s": time.perf_counter() - started}
 
 
+TARGET_TRAIN_S, TARGET_RETURN, TARGET_SOLVED = 720.0, 200.0, 0.9
+
+
+def meets_target(result: dict) -> bool:
+    return (result["final_return_mean"] >= TARGET_RETURN and result["final_solved"] >= TARGET_SOLVED
+            and result["train_s"] <= TARGET_TRAIN_S)
+
+
 def time_to_land(result: dict) -> float:
     return result["landed"]["train_s"] if result["landed"] else math.inf
 
@@ -130,7 +140,9 @@ def summarize(results: list[dict]) -> dict:
                        "final_solved": [r["final_solved"] for r in runs],
                        "final_return": [r["final_return_mean"] for r in runs],
                        "mean_final_solved": float(np.mean([r["final_solved"] for r in runs])),
-                       "train_s": [r["train_s"] for r in runs], "evaluation_s": [r["evaluation_s"] for r in runs]}
+                       "train_s": [r["train_s"] for r in runs], "evaluation_s": [r["evaluation_s"] for r in runs],
+                       "stopped": [r.get("stopped", "budget") for r in runs],
+                       "target_met": [meets_target(r) for r in runs]}
     sb3 = [n for n in ("sb3_td3", "sb3_sac") if n in table]
     verdicts = {}
     if sb3:
@@ -156,7 +168,8 @@ def markdown(summary: dict) -> str:
         return f"> {c:.0f}" if c is not None else f"{t:.0f}"
 
     lines = ["| configuration | seeds | landed | time to land per seed (s) | median (s) | steps to land | "
-             "final solved per seed | final return per seed |", "|---|---|---|---|---|---|---|---|"]
+             "final solved per seed | final return per seed | training s per seed (ended by) | target met |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name, row in summary["table"].items():
         times = ", ".join(fmt(t, c) for t, c in zip(row["time_to_land_s"], row["censored_at_s"]))
         median = row["median_time_to_land_s"]
@@ -164,7 +177,9 @@ def markdown(summary: dict) -> str:
         lines.append(f"| {LABELS[name]} | {len(row['seeds'])} | {row['landed_runs']}/{len(row['seeds'])} | {times} | "
                      f"{'never' if not math.isfinite(median) else f'{median:.0f}'} | {steps} | "
                      f"{', '.join(f'{s:.2f}' for s in row['final_solved'])} | "
-                     f"{', '.join(f'{r:.0f}' for r in row['final_return'])} |")
+                     f"{', '.join(f'{r:.0f}' for r in row['final_return'])} | "
+                     + ", ".join(f"{t:.0f} ({s})" for t, s in zip(row["train_s"], row.get("stopped", [])))
+                     + f" | {sum(row.get('target_met', []))}/{len(row['seeds'])} |")
     for ours, v in summary["verdicts"].items():
         lines.append("")
         lines.append(f"- {LABELS[ours]} vs {LABELS[v['against']]}: {'>= ' if v['ratio_is_lower_bound'] else ''}"
