@@ -1,13 +1,16 @@
 """A hostile client on the graph's DDS domain (issue 18): while a small graph trains, it sends a storm of malformed
-and out-of-order messages to every topic the nodes subscribe to, and junk requests to every service. The run must
-end as the same run undisturbed (sync mode equals the in-process trainer to the bit), and the viewer (a node of the
-graph) and a monitor watching the same topics must survive.
+and out-of-order messages to every topic the nodes subscribe to, junk requests to every service and junk rollout goals
+to the simulator instances' actions. The run must end as the same run undisturbed (sync mode equals the in-process
+trainer to the bit), and the viewer (a node of the graph) and a monitor watching the same topics must survive.
 
 The storm is generated from a seeded numpy generator (the same messages every run; their timing varies): random
 lengths, NaN/inf/1e300, wrong env ids and dimension names, iterations far from the current one, forged policy
-versions with weights that do not describe an actor, request paths outside the run directory. It sends nothing
-that is well formed *and* in order (e.g. rewards for exactly the iteration the sampler waits for, with one finite
-reward per slot): telling such a forgery from the real message needs authentication (SROS2), not validation."""
+versions with weights that do not describe an actor, request paths outside the run directory; most carry the
+run's id (so the checks behind the run id are stormed too), the others another run's. A replayer also sends every
+real trajectory, reward, sampler state and policy-weights message straight back under another run's id: well formed
+and in order, as a second run on the same domain would send them. Apart from those, it sends nothing that is well
+formed *and* in order (e.g. rewards for exactly the iteration the sampler waits for, with one finite reward per slot,
+under this run's id): telling such a forgery from the real message needs authentication (SROS2), not validation."""
 from __future__ import annotations
 
 import re
@@ -19,14 +22,17 @@ from pathlib import Path
 
 import numpy as np
 from graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows, start_graph
-from rclpy_probe import probe_node
+from rclpy.action import ActionClient
+from rclpy_probe import InSpinThread, probe_node
 from ros_processes import executable
 
+from adr_interfaces.action import RollOut
 from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights, SampleHistogram, SamplerState, Trajectory
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
 from adr_ros import qos, topics
 
 BUDGET = 1000
+RUN_ID = "storm-run"  # the graph's run id (run_id:=): most junk carries it, the replayer another
 FAR = 1_000  # iterations this far ahead are never the current one in a 1000-step run
 
 
@@ -46,24 +52,28 @@ class Junk:
         return [float(pool[i]) if i < len(pool) else float(self.rng.normal())
                 for i in self.rng.integers(0, len(pool) + 3, n)]
 
+    def run_id(self) -> str:
+        return str(self.rng.choice([RUN_ID, RUN_ID, RUN_ID, "", "another-run", "x" * 100]))
+
     def env(self) -> str:
         return str(self.rng.choice(["", "adr/ErgoReacher-v0", "adr/NoSuchEnv-v9", "x" * 300]))
 
     def parameter_set(self) -> ParameterSet:
-        return ParameterSet(env_id=self.env(), iteration=int(self.rng.integers(FAR, 2**32)),
+        return ParameterSet(run_id=self.run_id(), env_id=self.env(), iteration=int(self.rng.integers(FAR, 2**32)),
                             slot=int(self.rng.integers(0, 2**32)), names=["main_engine_power", "nope"][:int(
                                 self.rng.integers(0, 3))], values=self.floats(), normalized=self.floats())
 
     def rewards(self) -> ParticleRewards:
         n = int(self.rng.integers(0, 5))
-        return ParticleRewards(iteration=int(self.rng.integers(FAR, 2**32)), slots=[int(s) for s in
-                               self.rng.integers(0, 2**32, n)], rewards=self.floats(int(self.rng.integers(0, 5))),
+        return ParticleRewards(run_id=self.run_id(), iteration=int(self.rng.integers(FAR, 2**32)),
+                               slots=[int(s) for s in self.rng.integers(0, 2**32, n)],
+                               rewards=self.floats(int(self.rng.integers(0, 5))),
                                metric_names=["x"], metric_values=self.floats())
 
     def weights(self) -> PolicyWeights:
         names = ["layers.0.weight", "layers.0.bias", "junk"][:int(self.rng.integers(0, 4))]
         offsets = sorted(int(v) for v in self.rng.integers(0, 6, len(names) + 1))
-        return PolicyWeights(version=self.pick([0, 1, 2, 3, 2**62, 2**64 - 1]),
+        return PolicyWeights(run_id=self.run_id(), version=self.pick([0, 1, 2, 3, 2**62, 2**64 - 1]),
                              algorithm=str(self.rng.choice(["sac", "ddpg", "?"])),
                              obs_dim=int(self.rng.integers(0, 20)), act_dim=int(self.rng.integers(0, 5)),
                              names=names, shape_offsets=offsets, shape_data=[int(v) for v in
@@ -74,7 +84,7 @@ class Junk:
     def trajectory(self) -> Trajectory:
         length = int(self.rng.integers(0, 6))
         obs_dim = int(self.rng.choice([0, 8, 3]))
-        return Trajectory(kind=int(self.rng.integers(0, 4)), instance_id="storm",
+        return Trajectory(run_id=self.run_id(), kind=int(self.rng.integers(0, 4)), instance_id="storm",
                           policy_version=self.pick([0, 1, 5, 2**62]), parameters=self.parameter_set(),
                           length=length, obs_dim=obs_dim, act_dim=2,
                           observations=self.floats(length * obs_dim), actions=self.floats(length * 2 + 1),
@@ -83,22 +93,29 @@ class Junk:
                           episode_return=float(self.floats(1)[0]), final_distance=float("nan"), solved=True)
 
     def sampler_state(self) -> SamplerState:
-        return SamplerState(method=self.env(), iteration=int(self.rng.integers(FAR, 2**32)), names=["a"],
+        return SamplerState(run_id=self.run_id(), method=self.env(), iteration=int(self.rng.integers(FAR, 2**32)),
+                            names=["a"],
                             num_particles=int(self.rng.integers(0, 2**32)), particles=self.floats(),
                             spread=self.floats(1)[0], metric_names=["svpg_log_std", "y"], metric_values=self.floats())
 
     def histogram(self) -> SampleHistogram:
-        return SampleHistogram(method="adr", iteration=int(self.rng.integers(FAR, 2**32)), names=["a", "b"],
+        return SampleHistogram(run_id=self.run_id(), method="adr", iteration=int(self.rng.integers(FAR, 2**32)),
+                               names=["a", "b"],
                                bins=int(self.rng.integers(0, 5)), counts=[int(c) for c in self.rng.integers(0, 9, 7)],
                                total=int(self.rng.integers(0, 2**63)))
 
     def propose(self) -> ProposeParameters.Request:
-        return ProposeParameters.Request(count=self.pick([1, 3, 7, 2**32 - 1]),
+        return ProposeParameters.Request(run_id=self.run_id(), count=self.pick([1, 3, 7, 2**32 - 1]),
                                          iteration=self.pick([-7, FAR, 2**40, -2**40]))
+
+    def goal(self) -> RollOut.Goal:
+        return RollOut.Goal(parameters=self.parameter_set(), with_reference=bool(self.rng.integers(0, 2)),
+                            min_policy_version=self.pick([0, 1, 2**62]), newest_policy_version=self.pick([0, 1, 2**62]))
 
     def save(self, run_dir: Path) -> SaveCheckpoint.Request:
         directory = str(self.rng.choice(["/etc", "/tmp", str(run_dir / ".." / "elsewhere"), "", "../../x"]))
-        return SaveCheckpoint.Request(iteration=int(self.rng.integers(FAR, 2**32)), directory=directory)
+        return SaveCheckpoint.Request(run_id=self.run_id(), iteration=int(self.rng.integers(FAR, 2**32)),
+                                      directory=directory)
 
 
 def storm(node, run_dir: Path, stop: threading.Event, sent: dict[str, int]) -> None:  # noqa: ANN001
@@ -114,6 +131,8 @@ def storm(node, run_dir: Path, stop: threading.Event, sent: dict[str, int]) -> N
         "histogram": (node.create_publisher(SampleHistogram, topics.SAMPLE_HISTOGRAM, qos.LATCHED), junk.histogram),
     }
     propose = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+    spin_thread = InSpinThread(node)  # action goals are sent from the probe's executor thread (rclpy_probe.py)
+    roll_outs = [ActionClient(node, RollOut, topics.roll_out_action(topics.sim_instance_name(i))) for i in range(2)]
     saves = [node.create_client(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT),
              node.create_client(SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT)]
     names = list(publishers)
@@ -126,11 +145,40 @@ def storm(node, run_dir: Path, stop: threading.Event, sent: dict[str, int]) -> N
             propose.call_async(junk.propose())
             sent["propose"] = sent.get("propose", 0) + 1
         if junk.rng.random() < 0.05:
+            action = roll_outs[int(junk.rng.integers(0, 2))]
+            if action.server_is_ready():
+                spin_thread.call(action.send_goal_async, junk.goal())
+                sent["roll_out"] = sent.get("roll_out", 0) + 1
+        if junk.rng.random() < 0.05:
             client = saves[int(junk.rng.integers(0, 2))]
             if client.service_is_ready():
                 client.call_async(junk.save(run_dir))
                 sent["save_checkpoint"] = sent.get("save_checkpoint", 0) + 1
         time.sleep(0.01)
+
+
+REPLAYED = {"trajectories": (Trajectory, topics.TRAJECTORIES, qos.RELIABLE_STREAM),
+            "rewards": (ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY),
+            "sampler_state": (SamplerState, topics.SAMPLER_STATE, qos.RELIABLE_HISTORY),
+            "weights": (PolicyWeights, topics.POLICY_WEIGHTS, qos.LATCHED)}
+
+
+def replayer(node, sent: dict[str, int]) -> None:  # noqa: ANN001
+    """Every real message of these topics, published again at once under another run's id."""
+    def replay(name: str, publisher, msg) -> None:  # noqa: ANN001
+        if msg.run_id != RUN_ID:
+            return  # the storm's own, or one replayed already
+        msg.run_id = "replayed-run"
+        if isinstance(msg, Trajectory):
+            msg.parameters.run_id = "replayed-run"
+        if isinstance(msg, PolicyWeights):
+            msg.version = min(msg.version + 1, 2**64 - 1)  # newer than the real one: taken, it would replace it
+        publisher.publish(msg)
+        sent["replayed_" + name] = sent.get("replayed_" + name, 0) + 1
+
+    for name, (kind, topic, profile) in REPLAYED.items():
+        publisher = node.create_publisher(kind, topic, profile)
+        node.create_subscription(kind, topic, lambda msg, n=name, p=publisher: replay(n, p, msg), profile)
 
 
 def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], ros_domain_id: int,
@@ -142,7 +190,9 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
                                env=ros_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stop, sent = threading.Event(), {}
     with probe_node("hostile_client", ros_domain_id) as node:
-        graph = start_graph(run_dir, ros_env, BUDGET, "instances:=2", "viewer:=true", "viewer_port:=0")
+        replayer(node, sent)
+        graph = start_graph(run_dir, ros_env, BUDGET, "instances:=2", "viewer:=true", "viewer_port:=0",
+                            f"run_id:={RUN_ID}")
         seen: list[str] = []
         read_until(graph, r"adr_trainer\]: adr on", 120, seen)
         storming = threading.Thread(target=storm, args=(node, run_dir, stop, sent), daemon=True)
@@ -156,7 +206,7 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
     monitor.terminate()
     _, monitor_errors = monitor.communicate(timeout=30)
     assert graph.returncode == 0, output
-    assert sum(sent.values()) > 300 and len(sent) == 8, sent
+    assert sum(sent.values()) > 300 and len(sent) == 9 + len(REPLAYED), sent
     assert metric_rows(run_dir) == metric_rows(reference)  # nothing got in, nothing was displaced
     assert sample_rows(run_dir) == sample_rows(reference)
     assert "Traceback" not in output, output

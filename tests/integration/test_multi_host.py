@@ -6,90 +6,34 @@ deterministic, so "nothing lost" is checked to the bit against the in-process tr
 Needs root (ip netns); skipped where network namespaces cannot be made."""
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from graph_runs import finish, launch_command, metric_rows, read_until, run_in_process, sample_rows
+from graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows
+from netns_hosts import Host, can_make_namespaces, hosts, ip
 
 BUDGET = 1000
+RUN_ID = "multi-host-run"  # run_id:= of the head and both workers (role:=sims needs the head's)
 
 
-def _can_make_namespaces() -> bool:
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        return False
-    name = f"adrprobe{os.getpid()}"
-    made = subprocess.run(["ip", "netns", "add", name], capture_output=True).returncode == 0
-    if made:
-        subprocess.run(["ip", "netns", "del", name], capture_output=True)
-    return made
-
-
-pytestmark = pytest.mark.skipif(not _can_make_namespaces(), reason="needs root and ip netns (network namespaces)")
-
-
-@dataclass
-class Host:
-    namespace: str
-    addresses: list[str]  # of its links
-    peers: list[str]  # the addresses it reaches the others at
-    link: str = ""  # a worker: its end of the link to the head
-
-    def env(self, base: dict[str, str]) -> dict[str, str]:
-        return {**base, "ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET", "ROS_STATIC_PEERS": ";".join(self.peers)}
-
-    def launch(self, run_dir: Path, base_env: dict[str, str], *extra: str) -> subprocess.Popen:
-        interfaces = ",".join([*self.addresses, "127.0.0.1"])
-        command = ["ip", "netns", "exec", self.namespace,
-                   *launch_command(run_dir, base_env["ROS_DOMAIN_ID"], BUDGET, *extra, f"dds_interfaces:={interfaces}")]
-        return subprocess.Popen(command, env=self.env(base_env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)
-
-
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True)
-
-
-def bytes_sent(host: Host) -> int:
-    """Bytes a worker sent over its link to the head (its trajectories travel there, not through shared memory)."""
-    shown = subprocess.run(["ip", "-n", host.namespace, "-s", "-j", "link", "show", "dev", host.link],
-                           check=True, capture_output=True, text=True).stdout
-    return int(json.loads(shown)[0]["stats64"]["tx"]["bytes"])
+pytestmark = pytest.mark.skipif(not can_make_namespaces(), reason="needs root and ip netns (network namespaces)")
 
 
 @pytest.fixture
 def network() -> Iterator[dict[str, Host]]:
     """A head and two workers, each worker on its own link to the head (10.213.k.0/24 and 10.214.k.0/24)."""
-    tag, k = os.getpid() % 100_000, os.getpid() % 250 + 1
-    names = {role: f"adr{tag}{role[0]}{role[-1]}" for role in ("head", "worker1", "worker2")}
-    for name in names.values():
-        _ip("netns", "add", name)
-    try:
-        for i, worker in enumerate(("worker1", "worker2")):
-            head_end, worker_end = f"v{tag}h{i}", f"v{tag}w{i}"
-            _ip("link", "add", head_end, "type", "veth", "peer", "name", worker_end)
-            _ip("link", "set", head_end, "netns", names["head"])
-            _ip("link", "set", worker_end, "netns", names[worker])
-            _ip("-n", names["head"], "addr", "add", f"10.{213 + i}.{k}.1/24", "dev", head_end)
-            _ip("-n", names[worker], "addr", "add", f"10.{213 + i}.{k}.2/24", "dev", worker_end)
-            _ip("-n", names["head"], "link", "set", head_end, "up")
-            _ip("-n", names[worker], "link", "set", worker_end, "up")
-        for name in names.values():
-            _ip("-n", name, "link", "set", "lo", "up")
-        yield {"head": Host(names["head"], [f"10.213.{k}.1", f"10.214.{k}.1"], [f"10.213.{k}.2", f"10.214.{k}.2"]),
-               "worker1": Host(names["worker1"], [f"10.213.{k}.2"], [f"10.213.{k}.1"], f"v{tag}w0"),
-               "worker2": Host(names["worker2"], [f"10.214.{k}.2"], [f"10.214.{k}.1"], f"v{tag}w1")}
-    finally:
-        for name in names.values():
-            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    with hosts(workers=2) as made:
+        yield made
+
+
+def launch(host: Host, run_dir: Path, ros_env: dict[str, str], *extra: str) -> subprocess.Popen:
+    return host.launch(run_dir, ros_env, BUDGET, *extra, f"run_id:={RUN_ID}")
 
 
 @pytest.fixture(scope="module")
@@ -110,15 +54,15 @@ def stop(process: subprocess.Popen) -> str:
 def test_instances_on_two_worker_hosts_train_to_the_end_through_a_link_outage(
         network: dict[str, Host], ros_env: dict[str, str], reference_run: Path, tmp_path: Path) -> None:
     head, worker1, worker2 = network["head"], network["worker1"], network["worker2"]
-    workers = [worker1.launch(tmp_path, ros_env, "role:=sims", "instances:=2", "sim_ids:=0"),
-               worker2.launch(tmp_path, ros_env, "role:=sims", "instances:=2", "sim_ids:=1")]
-    graph = head.launch(tmp_path, ros_env, "role:=head", "instances:=2")
+    workers = [launch(worker1, tmp_path, ros_env, "role:=sims", "instances:=2", "sim_ids:=0"),
+               launch(worker2, tmp_path, ros_env, "role:=sims", "instances:=2", "sim_ids:=1")]
+    graph = launch(head, tmp_path, ros_env, "role:=head", "instances:=2")
     seen: list[str] = []
     try:
         read_until(graph, r"adr_trainer\]: iteration 1:", 180, seen)
-        _ip("-n", worker1.namespace, "link", "set", worker1.link, "down")  # worker 1 unreachable for 3 s
+        ip("-n", worker1.namespace, "link", "set", worker1.link, "down")  # worker 1 unreachable for 3 s
         time.sleep(3)
-        _ip("-n", worker1.namespace, "link", "set", worker1.link, "up")
+        ip("-n", worker1.namespace, "link", "set", worker1.link, "up")
         output = finish(graph, seen)
     finally:
         worker_outputs = [stop(w) for w in workers]
@@ -127,7 +71,7 @@ def test_instances_on_two_worker_hosts_train_to_the_end_through_a_link_outage(
     assert all("started adr_sim_" in out for out in worker_outputs), worker_outputs
     # the rollouts crossed the links: a worker's share of a run is ~5-10 trajectories of ~8 kB (100 steps x 19
     # float32); 100 kB was too tight for the worker that got fewer slots (a fresh-clone CI run: 91 kB)
-    assert min(bytes_sent(worker1), bytes_sent(worker2)) > 50_000
+    assert min(worker1.bytes_sent(), worker2.bytes_sent()) > 50_000
     assert metric_rows(tmp_path) == metric_rows(reference_run)  # nothing lost, nothing changed
     assert sample_rows(tmp_path) == sample_rows(reference_run)
 
@@ -135,9 +79,9 @@ def test_instances_on_two_worker_hosts_train_to_the_end_through_a_link_outage(
 def test_a_killed_worker_host_loses_nothing(network: dict[str, Host], ros_env: dict[str, str],
                                             reference_run: Path, tmp_path: Path) -> None:
     head, worker1, worker2 = network["head"], network["worker1"], network["worker2"]
-    doomed = worker1.launch(tmp_path, ros_env, "role:=sims", "instances:=2", "sim_ids:=0")
-    survivor = worker2.launch(tmp_path, ros_env, "role:=sims", "instances:=2", "sim_ids:=1")
-    graph = head.launch(tmp_path, ros_env, "role:=head", "instances:=2", "rollout_timeout:=5")
+    doomed = launch(worker1, tmp_path, ros_env, "role:=sims", "instances:=2", "sim_ids:=0")
+    survivor = launch(worker2, tmp_path, ros_env, "role:=sims", "instances:=2", "sim_ids:=1")
+    graph = launch(head, tmp_path, ros_env, "role:=head", "instances:=2", "rollout_timeout:=5")
     seen: list[str] = []
     try:
         read_until(graph, r"adr_trainer\]: iteration 1:", 180, seen)

@@ -2,6 +2,7 @@
 never advances an iteration twice (issue 18); other iterations are refused with the reason."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +17,9 @@ from adr_ros.arrays import to_field
 OVERRIDES = "{svpg.num_particles: 2, torch_threads: 1}"
 
 
-def sampler_command(run_dir: Path) -> list[str]:
+def sampler_command(run_dir: Path, *parameters: str) -> list[str]:
     return [executable("adr_sampler_node", "sampler_node"), "--ros-args", "-p", f"overrides:='{OVERRIDES}'",
-            "-p", f"run_dir:={run_dir}"]
+            "-p", f"run_dir:={run_dir}", *(arg for p in parameters for arg in ("-p", p))]
 
 
 def test_asking_again_returns_the_same_settings(ros_domain_id: int, tmp_path: Path) -> None:
@@ -69,3 +70,35 @@ def test_rewards_published_before_the_match_still_reach_the_sampler(ros_domain_i
             wait_until(lambda: answers.append(ask(1)) or answers[-1].success, 20.0,
                        "the sampler's proposals of iteration 1 (it got the rewards of iteration 0)")
             assert [p.iteration for p in answers[-1].proposals] == [1, 1]
+
+
+def test_calls_and_rewards_of_another_run_are_refused(ros_domain_id: int, tmp_path: Path) -> None:
+    """Issue 18: a second run on the same DDS domain (or an earlier launch) asks with its own run id and publishes
+    rewards for exactly the iteration this sampler awaits; none of it gets in, this run's own still does."""
+    command = sampler_command(tmp_path / "run", "run_id:=run-a")
+    with probe_node("sampler_run_id_probe", ros_domain_id) as node, \
+            running(command, isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
+        client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+        publisher = node.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
+        wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
+
+        def ask(iteration: int, run_id: str = "run-a") -> ProposeParameters.Response:
+            request = ProposeParameters.Request(run_id=run_id, count=0, iteration=iteration)
+            return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
+
+        def rewards(run_id: str) -> ParticleRewards:
+            return ParticleRewards(run_id=run_id, iteration=0, slots=to_field(np.arange(2), np.uint32),
+                                   rewards=to_field(np.array([0.1, -0.2]), np.float64))
+
+        foreign = ask(0, run_id="run-b")
+        assert not foreign.success and foreign.message == "a propose call of run 'run-b', this is run 'run-a'"
+        first = ask(0)
+        assert first.success and {p.run_id for p in first.proposals} == {"run-a"}
+        wait_until(lambda: publisher.get_subscription_count() > 0, 20.0, "the sampler's rewards subscription")
+        publisher.publish(rewards("run-b"))  # the awaited iteration, well formed: only the run id is wrong
+        time.sleep(1.0)
+        waiting = ask(1)
+        assert not waiting.success and "waiting for the rewards of iteration 0" in waiting.message
+        publisher.publish(rewards("run-a"))
+        answers: list[ProposeParameters.Response] = []
+        wait_until(lambda: answers.append(ask(1)) or answers[-1].success, 20.0, "proposals of iteration 1")

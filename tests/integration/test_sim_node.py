@@ -231,6 +231,7 @@ def test_bad_goals_are_aborted_with_the_reason(graph: Graph) -> None:
         "out_of_range": (_broken(goal, values=[1000.0], normalized=[82.0]), "main_engine_power=1000"),
         "normalized": (_broken(goal, normalized=[0.75]), "parameters.normalized[0] (main_engine_power)"),
         "env_id": (_broken(goal, env_id="adr/Pusher3DOF-v0"), "adr/Pusher3DOF-v0"),
+        "run_id": (_broken(goal, run_id="another-run"), "a rollout goal of run 'another-run', this is run ''"),
     }
     for reason, (bad_goal, expected) in cases.items():
         result = lunar.roll_out(bad_goal)
@@ -273,3 +274,13 @@ def test_goals_wait_for_their_policy_version(graph: Graph) -> None:
     inverted = lunar.roll_out(lunar.setting(iteration=8, slot=0, unit=0.1), min_policy_version=4,
                               newest_policy_version=3)
     assert not inverted.success and "newest_policy_version 3 < min_policy_version 4" in inverted.message
+
+    # issue 18: weights of another run (a second run on the domain) are never taken, whatever their version
+    foreign = lunar.weights(4)
+    foreign.run_id = "another-run"
+    lunar.weights_pub.publish(foreign)
+    wait_until(lambda: graph.diagnostics.count("adr_sim_0", "rejected_run_id") >= 1, 5.0,
+               "the other run's weights to be refused")
+    unserved = lunar.roll_out(lunar.setting(iteration=9, slot=0, unit=0.1), min_policy_version=4,
+                              newest_policy_version=4)
+    assert not unserved.success and "no policy weights of a version in [4, 4]" in unserved.message

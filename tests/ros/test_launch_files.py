@@ -100,7 +100,8 @@ def expected(graph_name: str, arguments: dict[str, str], real: bool) -> list[tup
              {} if real else dict(s.env)) for s in GRAPHS[graph_name].nodes(arguments)]
 
 
-CASES = [("train_sim", {"budget": "3000", "instances": "3", "record": "true", "run_dir": "/tmp/adr_launch_test"}),
+CASES = [("train_sim", {"budget": "3000", "instances": "3", "record": "true", "run_dir": "/tmp/adr_launch_test",
+                        "run_id": "launch-test"}),
          ("deploy_real", {"checkpoint": str(Path(__file__)), "dry_run": "true"})]
 
 
@@ -112,6 +113,30 @@ def test_each_launch_file_starts_the_nodes_of_its_graph_description(launch_api: 
     assert nodes == expected(graph_name, arguments, launch_api)
     # dds_interfaces:=loopback (the default): every node gets the Fast DDS profile that binds its sockets
     assert launch_api or all("FASTRTPS_DEFAULT_PROFILES_FILE" in env for *_, env in nodes)
+
+
+def run_ids_of(arguments: dict[str, str]) -> set[str]:
+    """The run ids one launch gives its nodes (in run_spec; the viewer's parameter)."""
+    import json
+
+    nodes = GRAPHS["train_sim"].nodes(arguments)
+    return ({json.loads(s.parameters["run_spec"])["run_id"] for s in nodes if "run_spec" in s.parameters}
+            | {s.parameters["run_id"] for s in nodes if "run_id" in s.parameters})
+
+
+def test_every_node_of_a_launch_gets_one_run_id_and_every_launch_a_new_one() -> None:
+    first, second = run_ids_of({"viewer": "true"}), run_ids_of({"viewer": "true"})
+    assert len(first) == len(second) == 1 and first != second
+    assert run_ids_of({"run_id": "head-7"}) == {"head-7"}
+    assert run_ids_of({"role": "sims", "run_id": "head-7", "sim_ids": "1"}) == {"head-7"}
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"role": "sims"}, "role:=sims needs run_id:= the head's run id"),
+    ({"run_id": "a b"}, "run id 'a b' must be 1-64 letters, digits")])
+def test_a_missing_or_malformed_run_id_is_refused(arguments: dict[str, str], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        GRAPHS["train_sim"].nodes(arguments)
 
 
 def test_every_graph_has_a_launch_file() -> None:

@@ -72,6 +72,24 @@ def test_refuses_what_the_trainer_did_not_ask_for() -> None:
     assert [t.slot for t in inbox.take_kinds(4, 3, ("randomized", "reference"))["reference"]] == [0, 1, 2]
 
 
+def test_another_runs_trajectory_is_refused_before_anything_else() -> None:
+    """Issue 18: a well-formed trajectory of the iteration and slot awaited, but of another run (a second run on the
+    same DDS domain, an earlier launch), never gets in; this run's own does."""
+    inbox = TrajectoryInbox(obs_dim=8, act_dim=2, run_id="run-a")
+    inbox.note_published(6)
+    inbox.expect(Expected(0, SETTINGS, REFERENCE, 5))
+    other = message(0, 0)
+    other.run_id = other.parameters.run_id = "run-b"
+    assert inbox.offer(other) == "run_id: trajectory of run 'run-b', this is run 'run-a'"
+    mixed = message(0, 0)
+    mixed.run_id = "run-a"  # its parameters still say '' (another run's)
+    assert inbox.offer(mixed).startswith("run_id: trajectory of run 'run-a' with parameters of run ''")
+    assert inbox.offer(message(0, 0)).startswith("run_id: trajectory of run ''")  # a node started on its own
+    own = message(0, 0)
+    own.run_id = own.parameters.run_id = "run-a"
+    assert inbox.offer(own) is None
+
+
 def test_nothing_is_accepted_before_an_iteration_is_announced() -> None:
     inbox = TrajectoryInbox(obs_dim=8, act_dim=2)
     assert inbox.offer(message(0, 0, version=0)).startswith("unexpected: iteration 0 is not being collected "

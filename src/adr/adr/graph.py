@@ -117,6 +117,8 @@ TRAIN_SIM_ARGUMENTS = (
              "host; every other argument as on the head)", ("all", "head", "sims")),
     Argument("sim_ids", "", "role:=sims: comma-separated instance numbers this host runs, e.g. 0,1 (empty: all "
              "0..instances-1)"),
+    Argument("run_id", "", "id carried in every message of the run; nodes refuse other runs' messages (empty: a new "
+             "random id at every launch, logged by the trainer; role:=sims needs the head's)"),
     Argument("seed", "0", "seed of every random generator of the run", kind=int, bounds=(0, 2**31 - 1)),
     Argument("budget", "", "agent steps to train for (empty: the config's total_agent_steps, paper 1M)", kind=int,
              bounds=(1, 10**10)),
@@ -175,11 +177,15 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
         from adr_core.training.cli import resolve_experiment
 
         config_file = str(resolve_experiment(args["config"]).resolve())
-    from adr_core.run_spec import RunSpec
+    from adr_core.run_spec import RunSpec, check_run_id, new_run_id
     from adr_core.training.config import TrainConfig
 
+    if args.get("role") == "sims" and not args["run_id"]:
+        raise ValueError("role:=sims needs run_id:= the head's run id (its trainer logs it at start; or choose one and "
+                         "give the head the same)")
+    run_id = check_run_id(args["run_id"]) if args["run_id"] else new_run_id()
     config = TrainConfig.from_yaml(config_file) if config_file else TrainConfig()
-    spec = RunSpec.resolve(config.with_overrides(overrides))  # once, for every node
+    spec = replace(RunSpec.resolve(config.with_overrides(overrides)), run_id=run_id)  # once, for every node
     env_name = args["env"].split("/")[-1].split("-")[0].lower()
     run_dir = args["run_dir"] or f"runs/{env_name}_{args['method']}_seed{args['seed']}"
     return {
@@ -224,7 +230,8 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
                               {**common, "resume": resume}, required=True, shutdown_timeout=TRAINER_SHUTDOWN_S,
                               serves="adr_trainer"))
     if args["viewer"] == "true":
-        nodes.append(NodeSpec("adr_viewer", "viewer_node", "adr_viewer", {"port": int(args["viewer_port"])}))
+        nodes.append(NodeSpec("adr_viewer", "viewer_node", "adr_viewer",
+                              {"port": int(args["viewer_port"]), "run_id": json.loads(common["run_spec"])["run_id"]}))
     if args["record"] == "true":
         nodes.append(_recorder(Path(common["run_dir"]) / "bag", TRAIN_TOPICS, args))
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",

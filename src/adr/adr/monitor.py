@@ -1,7 +1,8 @@
 """adr_monitor: watch the ADR graph from a terminal (for users without ros2cli/rqt).
 
 Prints the proposals published on ``adr/proposals`` as JSON lines; ``--propose N`` first asks the sampler
-for one iteration of N settings, which makes it a one-shot health check of the sampler.
+for one iteration of N settings, which makes it a one-shot health check of the sampler. ``--run-id`` watches
+(and asks) one run only: the trainer logs its run's id at start; a sampler started on its own has the empty id.
 """
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         help="exit after K proposals were received (default: N with --propose, else never)",
     )
     parser.add_argument(
+        "--run-id", metavar="ID", help="only this run's proposals, and --propose as this run (default: print every "
+        "run's proposals; --propose as a sampler started on its own, whose run id is empty)")
+    parser.add_argument(
         "--timeout", type=float, default=30.0, help="give up after this many seconds (default: %(default)s)"
     )
     return parser.parse_args(argv)
@@ -43,6 +47,7 @@ def _proposal_json(msg: ParameterSet) -> str:
     return json.dumps(
         {
             "topic": topics.PROPOSALS,
+            "run_id": msg.run_id,
             "env_id": proposal.env_id,
             "iteration": proposal.iteration,
             "slot": proposal.slot,
@@ -61,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     refused = [0]
 
     def on_proposal(msg: ParameterSet) -> None:
+        if args.run_id is not None and msg.run_id != args.run_id:
+            return  # another run's
         try:
             line = _proposal_json(msg)
         except ValueError as error:  # a malformed message (another publisher on the topic): said once, counted
@@ -84,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
             # Let the subscription match the sampler's publisher before the proposals go out.
             while node.count_publishers(topics.PROPOSALS) == 0 and time.monotonic() < deadline:
                 rclpy.spin_once(node, timeout_sec=0.05)
-            future = client.call_async(ProposeParameters.Request(count=args.propose, iteration=-1))
+            future = client.call_async(ProposeParameters.Request(run_id=args.run_id or "", count=args.propose,
+                                                                          iteration=-1))
             rclpy.spin_until_future_complete(node, future, timeout_sec=max(0.0, deadline - time.monotonic()))
             response = future.result()
             if response is None or not response.success:

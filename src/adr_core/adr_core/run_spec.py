@@ -5,14 +5,21 @@
     spec = RunSpec.from_json(text)          # a node: no env, no sampler built just to learn a shape
 
 It holds the run's config (every key resolved, e.g. the paper's particle count), the env id, the randomization
-space, observation and action sizes, the proposals per iteration and whether the sampler learns from rewards (ADR:
-reference rollouts, a discriminator). ``version`` changes whenever the fields do; a node refuses a spec of another
-version, naming both.
+space, observation and action sizes, the proposals per iteration, whether the sampler learns from rewards (ADR:
+reference rollouts, a discriminator) and the run id. ``version`` changes whenever the fields do; a node refuses a spec
+of another version, naming both.
+
+The run id (``new_run_id``: chosen by the launcher at every start, resume included) is carried in every message and
+service call of the run; a node refuses what carries another. Messages of an earlier launch, of a neighbour's run on
+the same DDS domain or a replay of this run's own traffic under another id never get into it. A node started on its
+own (no spec) has the empty run id and talks to others that have it.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +28,20 @@ import numpy as np
 from .randomization import RandomizationSpace
 from .training.config import ConfigError, TrainConfig
 
-SPEC_VERSION = 1
+SPEC_VERSION = 2
+RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def new_run_id() -> str:
+    """12 random hex digits: distinct for every launch (2^48 values)."""
+    return secrets.token_hex(6)
+
+
+def check_run_id(run_id: str) -> str:
+    """``run_id`` if it is 1-64 letters, digits, '_' or '-'; ConfigError otherwise."""
+    if not RUN_ID.fullmatch(run_id):
+        raise ConfigError(f"run id {run_id!r} must be 1-64 letters, digits, '_' or '-'")
+    return run_id
 
 
 @dataclass(frozen=True)
@@ -33,6 +53,7 @@ class RunSpec:
     act_dim: int
     slots: int  # proposals (rollout slots) per iteration
     learns_from_rewards: bool  # ADR: reference rollouts, discriminator rewards
+    run_id: str = ""  # carried in every message of the run (new_run_id); empty: a node started on its own
     version: int = SPEC_VERSION
 
     @classmethod
@@ -76,6 +97,8 @@ class RunSpec:
         if set(data) != fields:
             raise ConfigError(f"run_spec fields {sorted(data)}; expected {sorted(fields)}")
         spec = cls(**data)
+        if spec.run_id:
+            check_run_id(spec.run_id)
         spec.train_config()  # validates the config
         spec.randomization_space()
         return spec

@@ -27,7 +27,7 @@ from adr_discriminator_node.iteration_buffer import CompleteIteration, Iteration
 from adr_interfaces.msg import ParticleRewards
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import SaveCheckpoint
-from adr_ros import qos, topics, trajectories
+from adr_ros import qos, run_ids, topics, trajectories
 from adr_ros.arrays import to_field
 from adr_ros.checkpoints import SnapshotKeeper, load_component
 from adr_ros.diagnostics import NodeDiagnostics
@@ -44,6 +44,7 @@ class DiscriminatorNode(Node):
     def __init__(self) -> None:
         super().__init__("adr_discriminator")
         self.config, self.run_dir, spec = declare_run(self)
+        self.run_id = spec.run_id
         resume = self.declare_parameter("resume", False, ParameterDescriptor(
             description="Load the state named by <run_dir>/checkpoints/latest.json", read_only=True)).value
         max_ahead = self.declare_parameter("max_iterations_ahead", 4, ParameterDescriptor(
@@ -81,6 +82,10 @@ class DiscriminatorNode(Node):
     def on_trajectory(self, msg: TrajectoryMsg) -> None:
         where = (f"{trajectories.KIND_NAMES.get(msg.kind, f'kind {msg.kind}')} trajectory of iteration "
                  f"{msg.parameters.iteration} slot {msg.parameters.slot} from {msg.instance_id or '?'}")
+        refusal = run_ids.foreign_trajectory(msg, self.run_id, where)
+        if refusal is not None:
+            self.diagnostics.reject("run_id", refusal)
+            return
         try:
             trajectory = trajectories.from_msg(msg, obs_dim=self.obs_dim, act_dim=self.act_dim)
         except trajectories.MalformedTrajectory as error:
@@ -114,7 +119,7 @@ class DiscriminatorNode(Node):
         self.diagnostics.count("iterations")
 
     def _publish_rewards(self, iteration: int, rewards: np.ndarray, metrics: dict[str, float]) -> None:
-        msg = ParticleRewards(iteration=iteration)
+        msg = ParticleRewards(run_id=self.run_id, iteration=iteration)
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.slots = to_field(np.arange(self.slots), np.uint32)
         msg.rewards = to_field(rewards, np.float64)
@@ -132,7 +137,10 @@ class DiscriminatorNode(Node):
     # ------------------------------------------------------------------ checkpoints
     def on_save_checkpoint(self, request: SaveCheckpoint.Request,
                            response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:
-        return self.snapshots.save(request, response, self.run_dir)
+        response = self.snapshots.save(request, response, self.run_dir, self.run_id)
+        if not response.success and response.message.startswith("refused"):
+            self.diagnostics.reject("save_checkpoint", response.message)
+        return response
 
     def save_on_shutdown(self) -> None:
         for path in self.snapshots.save_all(self.run_dir):

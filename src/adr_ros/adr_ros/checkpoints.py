@@ -50,8 +50,13 @@ class SnapshotKeeper:
                                self._snapshots[iteration])
 
     def save(self, request: SaveCheckpoint.Request, response: SaveCheckpoint.Response,
-             run_dir: str | Path) -> SaveCheckpoint.Response:
-        """Serve a SaveCheckpoint request: only into ``run_dir`` or a folder inside it (empty: its checkpoints/)."""
+             run_dir: str | Path, run_id: str = "") -> SaveCheckpoint.Response:
+        """Serve a SaveCheckpoint request of run ``run_id``: only into ``run_dir`` or a folder inside it (empty: its
+        checkpoints/)."""
+        if request.run_id != run_id:
+            response.success = False
+            response.message = f"refused: a request of run {request.run_id!r}, this is run {run_id!r}"
+            return response
         directory = Path(request.directory or checkpoint_dir(run_dir)).resolve()
         if not directory.is_relative_to(Path(run_dir).resolve()):
             response.success = False

@@ -21,8 +21,9 @@ class Proposal:
     normalized: np.ndarray
 
 
-def to_msg(proposal: Proposal) -> ParameterSet:
+def to_msg(proposal: Proposal, run_id: str = "") -> ParameterSet:
     msg = ParameterSet()
+    msg.run_id = run_id
     msg.env_id = proposal.env_id
     msg.iteration = proposal.iteration
     msg.slot = proposal.slot

@@ -15,11 +15,12 @@ class MalformedWeights(ValueError):
 
 
 def to_msg(state_dict: Mapping[str, torch.Tensor], *, version: int, algorithm: str, obs_dim: int,
-           act_dim: int) -> PolicyWeights:
+           act_dim: int, run_id: str = "") -> PolicyWeights:
     tensors = [t.detach().to("cpu", torch.float32).contiguous() for t in state_dict.values()]
     shapes = [list(t.shape) for t in tensors]
     sizes = [t.numel() for t in tensors]
-    msg = PolicyWeights(version=int(version), algorithm=algorithm, obs_dim=int(obs_dim), act_dim=int(act_dim))
+    msg = PolicyWeights(run_id=run_id, version=int(version), algorithm=algorithm, obs_dim=int(obs_dim),
+                        act_dim=int(act_dim))
     msg.names = list(state_dict.keys())
     msg.shape_offsets = to_field(np.cumsum([0] + [len(s) for s in shapes]), np.uint32)
     msg.shape_data = to_field(np.array([d for s in shapes for d in s], dtype=np.uint32), np.uint32)

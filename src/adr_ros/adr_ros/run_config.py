@@ -1,12 +1,14 @@
 """The run configuration every ADR node builds from the same ROS parameters.
 
 ``run_spec`` (JSON of ``adr_core.run_spec.RunSpec``, computed once by the launcher) carries the resolved config, the
-env's shapes and space, the proposals per iteration: a node reads what it needs from it and builds no env or sampler
-just to learn a shape. Without it (a node started on its own), ``config_file`` (experiment YAML, empty = paper
-defaults) + ``overrides`` (YAML mapping of dotted keys) are resolved here. ``run_dir`` is where the run's files go.
+env's shapes and space, the proposals per iteration and the run id every message of the run carries (``spec.run_id``):
+a node reads what it needs from it and builds no env or sampler just to learn a shape. Without it (a node started on
+its own), ``config_file`` (experiment YAML, empty = paper defaults) + ``overrides`` (YAML mapping of dotted keys) are
+resolved here, and ``run_id`` (default empty) is the node's run id. ``run_dir`` is where the run's files go.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import torch
@@ -14,18 +16,13 @@ import yaml
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
-from adr_core.run_spec import RunSpec
+from adr_core.run_spec import RunSpec, check_run_id
 from adr_core.training.config import ConfigError, TrainConfig
 
 
-def declare_run_parameters(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig, Path]:
-    """``declare_run`` without the spec (nodes that need only the config)."""
-    config, run_dir, _ = declare_run(node, default_torch_threads)
-    return config, run_dir
-
-
 def declare_run(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig, Path, RunSpec]:
-    """Declare ``config_file``, ``overrides``, ``run_dir``, ``torch_threads`` on ``node``; build the run's config.
+    """Declare ``config_file``, ``overrides``, ``run_dir``, ``torch_threads``, ``run_spec``, ``run_id`` on ``node``;
+    build the run's config.
 
     ``torch_threads`` defaults to 1 for helper nodes: several torch processes share the cores, and each
     defaulting to all of them oversubscribes the machine (the learner passes 0: the config's own setting).
@@ -50,6 +47,10 @@ def declare_run(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig
             description="torch.set_num_threads for this process; 0: the run config's torch_threads", read_only=True
         ),
     ).value
+    run_id = node.declare_parameter(
+        "run_id", "", ParameterDescriptor(
+            description="The run id this node's messages carry and it accepts (a node started on its own; the "
+                        "launchers put it in run_spec). Empty: run_spec's, else the empty id", read_only=True)).value
     spec_text = node.declare_parameter(
         "run_spec", "", ParameterDescriptor(
             description="The run's resolved specification (JSON, adr_core.run_spec), computed once by the launcher; "
@@ -60,6 +61,10 @@ def declare_run(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig
     else:
         config = build_config(config_file, overrides)
         spec = RunSpec.resolve(config)
+    if run_id:
+        if spec.run_id and spec.run_id != run_id:
+            raise ConfigError(f"run_id {run_id!r} differs from the run id {spec.run_id!r} in run_spec: give one")
+        spec = dataclasses.replace(spec, run_id=check_run_id(run_id))
     threads = threads or config.torch_threads
     if threads:
         torch.set_num_threads(threads)

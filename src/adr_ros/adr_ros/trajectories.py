@@ -17,12 +17,15 @@ class MalformedTrajectory(ValueError):
     """A trajectory message that cannot be used; the message says which field is wrong."""
 
 
-def to_msg(trajectory: Trajectory, *, env_id: str, names: list[str], instance_id: str) -> TrajectoryMsg:
+def to_msg(trajectory: Trajectory, *, env_id: str, names: list[str], instance_id: str,
+           run_id: str = "") -> TrajectoryMsg:
     msg = TrajectoryMsg()
+    msg.run_id = run_id
     msg.kind = KIND_CODES[trajectory.kind]
     msg.instance_id = instance_id
     msg.policy_version = trajectory.policy_version
-    msg.parameters = ParameterSet(env_id=env_id, iteration=trajectory.iteration, slot=trajectory.slot, names=names,
+    msg.parameters = ParameterSet(run_id=run_id, env_id=env_id, iteration=trajectory.iteration, slot=trajectory.slot,
+                                  names=names,
                                   values=to_field(trajectory.params, np.float64),
                                   normalized=to_field(trajectory.params_normalized, np.float64))
     msg.length = trajectory.length

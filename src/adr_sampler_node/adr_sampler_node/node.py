@@ -20,7 +20,7 @@ from adr_core.samplers import Sampler, SamplerError, make_sampler
 from adr_core.training.seeding import component_seed
 from adr_interfaces.msg import ParameterSet, ParticleRewards, SampleHistogram, SamplerState
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
-from adr_ros import parameter_sets, qos, topics
+from adr_ros import parameter_sets, qos, run_ids, topics
 from adr_ros.arrays import from_field, to_field
 from adr_ros.checkpoints import SnapshotKeeper, load_component
 from adr_ros.diagnostics import NodeDiagnostics
@@ -36,6 +36,7 @@ class SamplerNode(Node):
     def __init__(self) -> None:
         super().__init__("adr_sampler")
         self.config, self.run_dir, spec = declare_run(self)
+        self.run_id = spec.run_id
         bins = self.declare_parameter("histogram_bins", 20, ParameterDescriptor(
             description="Bins per dimension of the published sampling histogram",
             integer_range=[IntegerRange(from_value=2, to_value=1000, step=1)], read_only=True)).value
@@ -74,6 +75,11 @@ class SamplerNode(Node):
     # ------------------------------------------------------------------ propose
     def on_propose(self, request: ProposeParameters.Request,
                    response: ProposeParameters.Response) -> ProposeParameters.Response:
+        refusal = run_ids.foreign(request.run_id, self.run_id, "a propose call")
+        if refusal is not None:
+            response.success, response.message = False, refusal
+            self.diagnostics.reject("run_id", refusal)
+            return response
         if self.answered is not None and request.iteration == self.answered[0]:  # asked again: the same settings
             response.proposals = list(self.answered[1])
             response.success = True
@@ -103,7 +109,7 @@ class SamplerNode(Node):
         stamp = self.get_clock().now().to_msg()
         for slot, (values, unit) in enumerate(zip(physical, normalized)):
             msg = parameter_sets.to_msg(parameter_sets.Proposal(
-                self.space.env_id, self.iteration, slot, tuple(self.space.names), values, unit))
+                self.space.env_id, self.iteration, slot, tuple(self.space.names), values, unit), self.run_id)
             msg.header.stamp = stamp
             response.proposals.append(msg)
             self.proposals_pub.publish(msg)
@@ -120,6 +126,10 @@ class SamplerNode(Node):
 
     # ------------------------------------------------------------------ rewards
     def on_rewards(self, msg: ParticleRewards) -> None:
+        refusal = run_ids.foreign(msg.run_id, self.run_id, f"particle rewards of iteration {msg.iteration}")
+        if refusal is not None:
+            self.diagnostics.reject("run_id", refusal)
+            return
         if not self.sampler.learns_from_rewards:
             self.diagnostics.reject("not_learning", f"{self.config.sampler} sampler ignores rewards")
             return
@@ -165,13 +175,15 @@ class SamplerNode(Node):
         points = self._particle_points()
         spread = mean_pairwise_distance(points)
         metrics = metrics or {}
-        state = SamplerState(method=self.config.sampler, iteration=iteration, names=list(self.space.names),
+        state = SamplerState(run_id=self.run_id, method=self.config.sampler, iteration=iteration,
+                             names=list(self.space.names),
                              num_particles=len(points), particles=to_field(points, np.float64), spread=spread,
                              metric_names=list(metrics),
                              metric_values=to_field(np.array([float(v) for v in metrics.values()]), np.float64))
         state.header.stamp = self.get_clock().now().to_msg()
         self.state_pub.publish(state)
-        histogram = SampleHistogram(method=self.config.sampler, iteration=iteration, names=list(self.space.names),
+        histogram = SampleHistogram(run_id=self.run_id, method=self.config.sampler, iteration=iteration,
+                                    names=list(self.space.names),
                                     bins=self.histogram.shape[1], counts=self.histogram.reshape(-1).tolist(),
                                     total=int(self.histogram[0].sum()))
         histogram.header.stamp = state.header.stamp
@@ -184,7 +196,10 @@ class SamplerNode(Node):
 
     def on_save_checkpoint(self, request: SaveCheckpoint.Request,
                            response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:
-        return self.snapshots.save(request, response, self.run_dir)
+        response = self.snapshots.save(request, response, self.run_dir, self.run_id)
+        if not response.success and response.message.startswith("refused"):
+            self.diagnostics.reject("save_checkpoint", response.message)
+        return response
 
     def save_on_shutdown(self) -> None:
         self.snapshots.save_all(self.run_dir)

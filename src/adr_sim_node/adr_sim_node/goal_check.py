@@ -8,7 +8,8 @@ from adr_interfaces.msg import ParameterSet
 from adr_ros import parameter_sets
 
 NORMALIZED_TOLERANCE = 1e-9
-REASONS = ("malformed", "env_id", "names", "out_of_range", "normalized", "versions")  # InvalidGoal.reason values
+# InvalidGoal.reason values
+REASONS = ("run_id", "malformed", "env_id", "names", "out_of_range", "normalized", "versions")
 
 
 class InvalidGoal(ValueError):

@@ -31,13 +31,13 @@ from adr_core.rollout import Kind, Trajectory, rollout
 from adr_interfaces.action import RollOut
 from adr_interfaces.msg import PolicyWeights
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
-from adr_ros import policy_weights, qos, topics, trajectories
+from adr_ros import policy_weights, qos, run_ids, topics, trajectories
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.executors import JoiningMultiThreadedExecutor
 from adr_ros.lifecycle import run_node
 from adr_ros.metrics import MetricPublisher
 from adr_ros.parameter_sets import Proposal
-from adr_ros.run_config import declare_run_parameters
+from adr_ros.run_config import declare_run
 from adr_sim_node.ergo_state import ErgoStatePublisher, is_ergo
 from adr_sim_node.goal_check import REASONS as GOAL_REJECTIONS
 from adr_sim_node.goal_check import InvalidGoal, checked_setting
@@ -52,7 +52,8 @@ SHUTDOWN_GRACE_S = 30.0
 class SimNode(Node):
     def __init__(self) -> None:
         super().__init__(DEFAULT_NAME)
-        self.config, self.run_dir = declare_run_parameters(self)
+        self.config, self.run_dir, spec = declare_run(self)
+        self.run_id = spec.run_id
         joint_state_rate = self.declare_parameter("joint_state_rate", 30.0, ParameterDescriptor(
             description="Ergo envs: JointState and goal messages per second during rollouts (0 = off)",
             floating_point_range=[FloatingPointRange(from_value=0.0, to_value=1000.0)], read_only=True)).value
@@ -126,6 +127,10 @@ class SimNode(Node):
         if self.frozen:  # a probe's instance rolls out its frozen policy only
             self.diagnostics.count("ignored_weights")
             return
+        refusal = run_ids.foreign(msg.run_id, self.run_id, f"policy weights version {msg.version}")
+        if refusal is not None:  # never offered: another run's version cannot pin or replace this run's policy
+            self.diagnostics.reject("run_id", refusal)
+            return
         if (msg.obs_dim, msg.act_dim) != (self.obs_dim, self.act_dim):
             self.diagnostics.reject("weights_shape", f"weights for (obs_dim, act_dim) = ({msg.obs_dim}, {msg.act_dim}),"
                                                      f" this env has ({self.obs_dim}, {self.act_dim})")
@@ -159,6 +164,9 @@ class SimNode(Node):
         if goal_handle.is_cancel_requested:
             return _finish(goal_handle, "canceled", "canceled before it started")
         try:
+            foreign = run_ids.foreign(goal.parameters.run_id, self.run_id, "a rollout goal")
+            if foreign is not None:
+                raise InvalidGoal("run_id", foreign)
             setting = checked_setting(goal.parameters, self.space)
             if goal.newest_policy_version < goal.min_policy_version:
                 raise InvalidGoal("versions", f"newest_policy_version {goal.newest_policy_version} < "
@@ -237,7 +245,7 @@ class SimNode(Node):
                              policy_version=held.version, exploration_noise=exploration_noise,
                              max_steps=self.config.rollout_max_steps)
         msg = trajectories.to_msg(trajectory, env_id=self.config.env_id, names=self.space.names,
-                                  instance_id=self.get_name())
+                                  instance_id=self.get_name(), run_id=self.run_id)
         msg.header.stamp = self.get_clock().now().to_msg()
         self.trajectory_pub.publish(msg)
         return trajectory

@@ -9,7 +9,7 @@ import numpy as np
 
 from adr_core.rollout import Trajectory
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
-from adr_ros import trajectories
+from adr_ros import run_ids, trajectories
 
 
 @dataclass(frozen=True)
@@ -26,15 +26,15 @@ class TrajectoryInbox:
     """Thread-safe store: executor threads ``offer`` messages, the training loop ``take``s whole iterations.
 
     Only the iteration announced with ``expect`` is accepted, so at most slots x kinds trajectories are held. A
-    message is refused (with a reason for the caller to log and count) when it is malformed or empty, belongs to
-    another iteration or to a slot that does not exist, ran under another setting than the one dispatched for its
-    slot, names a policy version the trainer never published for this iteration, or repeats a (iteration, slot,
-    kind) already accepted — e.g. a slow instance finishing a rollout that was re-assigned. Accepted trajectories
-    are never dropped.
+    message is refused (with a reason for the caller to log and count) when it is another run's (``run_id``),
+    malformed or empty, belongs to another iteration or to a slot that does not exist, ran under another setting
+    than the one dispatched for its slot, names a policy version the trainer never published for this iteration, or
+    repeats a (iteration, slot, kind) already accepted — e.g. a slow instance finishing a rollout that was
+    re-assigned. Accepted trajectories are never dropped.
     """
 
-    def __init__(self, obs_dim: int, act_dim: int, kinds: tuple[str, ...] = ("randomized",)) -> None:
-        self._obs_dim, self._act_dim, self._kinds = obs_dim, act_dim, kinds
+    def __init__(self, obs_dim: int, act_dim: int, kinds: tuple[str, ...] = ("randomized",), run_id: str = "") -> None:
+        self._obs_dim, self._act_dim, self._kinds, self._run_id = obs_dim, act_dim, kinds, run_id
         self._items: dict[tuple[int, int, str], Trajectory] = {}
         self._oldest_open_iteration = 0
         self._expected: Expected | None = None
@@ -43,11 +43,15 @@ class TrajectoryInbox:
         self._transport_s: defaultdict[int, float] = defaultdict(float)  # iteration -> summed publish->receive time
 
     def offer(self, msg: TrajectoryMsg, received_ns: int | None = None) -> str | None:
-        """None when accepted, else why not ("malformed: ...", "stale: ...", "duplicate: ...", "ignored: ...").
+        """None when accepted, else why not ("run_id: ...", "malformed: ...", "stale: ...", "duplicate: ...",
+        "ignored: ...").
 
         ``received_ns`` (this host's clock) minus the header stamp the instance set when publishing is added up
         per iteration as the transport time (meaningful when publisher and trainer share a clock).
         """
+        foreign = run_ids.foreign_trajectory(msg, self._run_id, "trajectory")
+        if foreign is not None:
+            return f"run_id: {foreign}"
         try:
             trajectory = trajectories.from_msg(msg, obs_dim=self._obs_dim, act_dim=self._act_dim)
         except trajectories.MalformedTrajectory as error:

@@ -39,7 +39,7 @@ from adr_core.training.trainer import METRIC_COLUMNS, early_stop, periodic_evalu
 from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights, SamplerState
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
-from adr_ros import policy_weights, qos, topics
+from adr_ros import policy_weights, qos, run_ids, topics
 from adr_ros.arrays import from_field
 from adr_ros.checkpoints import checkpoint_dir, component_file, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
@@ -64,6 +64,7 @@ class TrainerNode(Node):
     def __init__(self, stop_requested: threading.Event | None = None) -> None:
         super().__init__("adr_trainer")
         self.config, self.run_dir, spec = declare_run(self, default_torch_threads=0)
+        self.run_id = spec.run_id
         cfg = self.config
         self.mode = self.declare_parameter("mode", "sync", ParameterDescriptor(
             description="sync: each iteration waits for its rollouts (Algorithm 1); async: roll out iteration k+1 "
@@ -109,7 +110,7 @@ class TrainerNode(Node):
         group = ReentrantCallbackGroup()
         # reference trajectories too (ADR): their returns go into metrics.csv as adr-train's do
         self.inbox = TrajectoryInbox(obs_dim, act_dim, kinds=("randomized", "reference") if self.learns_from_rewards
-                                     else ("randomized",))
+                                     else ("randomized",), run_id=self.run_id)
         self.inbox.reopen_from(self.iteration)
         self.rewards: dict[int, np.ndarray] = {}
         self.discriminator_metrics: dict[int, dict[str, float]] = {}
@@ -141,7 +142,8 @@ class TrainerNode(Node):
         self.checkpoint_abandoned = False  # a checkpoint failed while stopping: a hung node, no final try
         self.get_logger().info(
             f"{cfg.sampler} on {cfg.env_id}, {self.mode} mode, {len(self.instances)} instance(s), {self.slots} "
-            f"rollouts/iteration, budget {cfg.total_agent_steps} agent steps, run dir {self.run_dir}")
+            f"rollouts/iteration, budget {cfg.total_agent_steps} agent steps, run dir {self.run_dir}, run id "
+            f"{self.run_id or '(empty)'} (worker hosts: run_id:={self.run_id or '...'})")
 
     # ------------------------------------------------------------------ subscriptions
     def on_trajectory(self, msg: TrajectoryMsg) -> None:
@@ -155,7 +157,7 @@ class TrainerNode(Node):
     def on_rewards(self, msg: ParticleRewards) -> None:
         values = from_field(msg.metric_values, np.float64)
         rewards = from_field(msg.rewards, np.float64)
-        refusal = self._statistics_refusal(int(msg.iteration), msg.metric_names, values)
+        refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values)
         if refusal is None and (rewards.size != self.slots or not np.all(np.isfinite(rewards))):
             refusal = f"{rewards.size} rewards (finite: {bool(np.all(np.isfinite(rewards)))}) for {self.slots} slots"
         if refusal is not None:
@@ -166,15 +168,17 @@ class TrainerNode(Node):
 
     def on_sampler_state(self, msg: SamplerState) -> None:
         values = from_field(msg.metric_values, np.float64)
-        refusal = self._statistics_refusal(int(msg.iteration), msg.metric_names, values)
+        refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values)
         if refusal is not None:
             self.diagnostics.reject("sampler_state", f"sampler state of iteration {msg.iteration}: {refusal}")
             return
         self.sampler_metrics[int(msg.iteration)] = dict(zip(msg.metric_names, map(float, values)))
 
-    def _statistics_refusal(self, iteration: int, names: list[str], values: np.ndarray) -> str | None:
+    def _statistics_refusal(self, run_id: str, iteration: int, names: list[str], values: np.ndarray) -> str | None:
         """Why a statistics message cannot be this run's (None: it can). Only the iteration in progress and
         earlier ones are kept, so no sender can grow these tables beyond the iterations in flight."""
+        if run_id != self.run_id:
+            return f"run {run_id!r}, this is run {self.run_id!r}"
         if iteration > self.iteration:
             return f"iteration {iteration} is ahead of the one in progress ({self.iteration})"
         if len(names) != values.size or not np.all(np.isfinite(values)):
@@ -308,8 +312,14 @@ class TrainerNode(Node):
         while True:
             self._check_stop()
             attempt_deadline = min(deadline, time.monotonic() + PROPOSE_ATTEMPT_S)
-            response = self._call(self.propose_client, ProposeParameters.Request(count=0, iteration=k),
+            response = self._call(self.propose_client,
+                                  ProposeParameters.Request(run_id=self.run_id, count=0, iteration=k),
                                   attempt_deadline, stoppable=True)
+            foreign = None if response is None or not response.success else next(
+                (r for p in response.proposals if (r := run_ids.foreign(p.run_id, self.run_id, "proposals"))), None)
+            if foreign is not None:  # another run's sampler answered (same DDS domain): ask again
+                self.diagnostics.reject("run_id", foreign)
+                response.success, response.message = False, foreign
             if response is not None and response.success:
                 proposals = list(response.proposals)
                 if proposals[0].iteration != k or len(proposals) != self.slots:
@@ -357,7 +367,7 @@ class TrainerNode(Node):
     def publish_weights(self) -> None:
         msg = policy_weights.to_msg(self.agent.actor_state_dict(), version=self.agent.policy_version,
                                     algorithm=self.config.agent.algorithm, obs_dim=self.agent.obs_dim,
-                                    act_dim=self.agent.act_dim)
+                                    act_dim=self.agent.act_dim, run_id=self.run_id)
         msg.header.stamp = self.get_clock().now().to_msg()
         self.inbox.note_published(self.agent.policy_version)
         self.weights_pub.publish(msg)
@@ -381,7 +391,8 @@ class TrainerNode(Node):
             if patient and self.stop_requested.is_set():  # Ctrl-C: a hung node gets 5 s more, not the full timeout
                 deadline, patient = min(deadline, time.monotonic() + 5.0), False
             if client.service_is_ready():
-                response = self._call(client, SaveCheckpoint.Request(iteration=k, directory=str(directory)),
+                response = self._call(client, SaveCheckpoint.Request(run_id=self.run_id, iteration=k,
+                                                                            directory=str(directory)),
                                       min(deadline, time.monotonic() + 5.0))
                 if response is not None and response.success:
                     return Path(response.path).name

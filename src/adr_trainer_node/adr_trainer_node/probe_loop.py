@@ -61,7 +61,8 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
 
         weights = {k: torch.from_numpy(np.asarray(v, dtype=np.float32)) for k, v in frozen.weights.items()}
         node.weights_pub.publish(policy_weights.to_msg(weights, version=0, algorithm="frozen",
-                                                       obs_dim=node.agent.obs_dim, act_dim=node.agent.act_dim))
+                                                       obs_dim=node.agent.obs_dim, act_dim=node.agent.act_dim,
+                                                       run_id=node.run_id))
     started = time.perf_counter()
     for k in range(iterations):
         t0 = time.perf_counter()

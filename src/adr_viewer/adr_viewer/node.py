@@ -57,6 +57,8 @@ class ViewerNode(Node):
             "Where the corner u = 0 of the parameter cube is drawn in marker_frame (m)")).value)
         self.marker_size = self.declare_parameter("marker_size", 0.3, _read_only(
             "Side of the drawn parameter cube (m)")).value
+        self.run_id = self.declare_parameter("run_id", "", _read_only(
+            "Show only the sampler state of this run (the launch sets it); empty: of any run")).value
 
         self.state = LiveState(history)
         self.diagnostics = NodeDiagnostics(self)  # refused (malformed) messages: rejected_<reason>
@@ -94,7 +96,16 @@ class ViewerNode(Node):
             if topic.startswith(self.metric_prefix) and METRIC_TYPE in types:
                 self._subscribe_metric(topic[len(self.metric_prefix):])
 
+    def _other_run(self, msg: SampleHistogram | SamplerState) -> bool:
+        if self.run_id and msg.run_id != self.run_id:
+            self.diagnostics.reject("run_id", f"{type(msg).__name__} of run {msg.run_id!r}, showing run "
+                                              f"{self.run_id!r}")
+            return True
+        return False
+
     def on_histogram(self, msg: SampleHistogram) -> None:
+        if self._other_run(msg):
+            return
         counts = from_field(msg.counts, np.uint64)
         if not 0 < msg.bins <= MAX_BINS or counts.size != len(msg.names) * msg.bins:
             self.diagnostics.reject("histogram", f"{len(msg.names)} names x {msg.bins} bins, {counts.size} counts")
@@ -104,6 +115,8 @@ class ViewerNode(Node):
                                            [[int(c) for c in row] for row in counts], int(msg.total)))
 
     def on_sampler_state(self, msg: SamplerState) -> None:
+        if self._other_run(msg):
+            return
         d = max(len(msg.names), 1)
         points = from_field(msg.particles, np.float64)
         if points.size % d or not np.all(np.isfinite(points)) or not np.isfinite(msg.spread):
