@@ -56,8 +56,11 @@ class Host:
         """One-way latency on every link end of this host (netem on its egress); 0 removes it."""
         for link in self.links:
             if milliseconds > 0:
-                subprocess.run(["ip", "netns", "exec", self.namespace, "tc", "qdisc", "replace", "dev", link, "root",
-                                "netem", "delay", f"{milliseconds}ms"], check=True, capture_output=True)
+                done = subprocess.run(["ip", "netns", "exec", self.namespace, "tc", "qdisc", "replace", "dev", link,
+                                       "root", "netem", "delay", f"{milliseconds}ms"], capture_output=True, text=True)
+                if done.returncode != 0:
+                    raise RuntimeError(f"tc netem delay {milliseconds} ms on {link}: {done.stderr.strip()} (a kernel "
+                                       f"without sch_netem answers 'Specified qdisc kind is unknown')")
             else:
                 subprocess.run(["ip", "netns", "exec", self.namespace, "tc", "qdisc", "del", "dev", link, "root"],
                                capture_output=True)

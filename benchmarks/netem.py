@@ -1,0 +1,113 @@
+"""Throughput of simulator instances on another host under link latency (issue 18), against everything on one host.
+
+    sudo python benchmarks/netem.py                          # delays 1 10 50 ms, budget 2000, 2 instances
+    sudo python benchmarks/netem.py --delays 10 --budget 1000 --out runs/netem
+
+Hosts are network namespaces joined by a veth link (tests/integration/netns_hosts.py; root and ``ip``/``tc``
+needed). Every configuration trains the same small run (the graph tests' tiny networks, LunarLander ADR, sync mode,
+seed 0), one after the other:
+
+- ``one host``: the whole graph (``role:=all``) inside the head namespace: the baseline, measured in the same command;
+- ``d ms``: sampler, discriminator and trainer in the head (``role:=head``), the instances in a worker
+  (``role:=sims``), with ``tc netem delay d ms`` on both ends of the link (one-way latency d, round trip 2d).
+
+Reported per configuration, from the run's metrics.csv: agent steps per second of wall time (``wall_time_s``, start-up
+excluded), the ratio to one host, the mean rollout phase per iteration (``time_rollouts_s``: proposals out,
+trajectories in), and whether the run's metrics equal the one-host run's (sync mode: they must, latency or not).
+Outputs: ``<out>/netem.json`` and a markdown table on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests" / "integration"))
+
+from graph_runs import COMPARED, finish  # noqa: E402
+from netns_hosts import can_make_namespaces, hosts  # noqa: E402
+from ros_processes import isolated_ros_env  # noqa: E402
+
+RUN_ID = "netem-benchmark"
+
+
+def read_run(run_dir: Path) -> dict:
+    with open(run_dir / "metrics.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    steps, wall = int(rows[-1]["agent_steps"]), float(rows[-1]["wall_time_s"])
+    return {"agent_steps": steps, "wall_time_s": wall, "steps_per_s": steps / wall, "iterations": len(rows),
+            "rollout_s_per_iteration": sum(float(r["time_rollouts_s"]) for r in rows) / len(rows),
+            "compared": [{k: r[k] for k in COMPARED} for r in rows]}
+
+
+def stop(process) -> None:  # noqa: ANN001
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGINT)
+    process.communicate(timeout=60)
+
+
+def run_configuration(delay_ms: float | None, args: argparse.Namespace, env: dict[str, str], out: Path) -> dict:
+    """One run; ``delay_ms`` None: one host."""
+    name = "one host" if delay_ms is None else f"two hosts, {delay_ms:g} ms"
+    run_dir = out / ("one_host" if delay_ms is None else f"delay_{delay_ms:g}ms")
+    extra = (f"instances:={args.instances}", f"run_id:={RUN_ID}")
+    with hosts(workers=1) as made:
+        head, worker = made["head"], made["worker1"]
+        started = time.perf_counter()
+        if delay_ms is None:
+            graph = head.launch(run_dir, env, args.budget, *extra)
+            output = finish(graph, [], timeout=args.timeout)
+        else:
+            head.delay(delay_ms)
+            worker.delay(delay_ms)
+            sims = worker.launch(run_dir, env, args.budget, "role:=sims", *extra)
+            graph = head.launch(run_dir, env, args.budget, "role:=head", *extra)
+            try:
+                output = finish(graph, [], timeout=args.timeout)
+            finally:
+                stop(sims)
+        command_s = time.perf_counter() - started
+    if graph.returncode != 0:
+        raise RuntimeError(f"{name}: the graph exited with {graph.returncode}:\n{output[-3000:]}")
+    return {"configuration": name, "delay_ms": delay_ms, "command_s": command_s, **read_run(run_dir)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--delays", type=float, nargs="+", default=[1.0, 10.0, 50.0],
+                        help="one-way latencies (ms); 0: the two hosts without added latency")
+    parser.add_argument("--budget", type=int, default=2000, help="agent steps per run (default: %(default)s)")
+    parser.add_argument("--instances", type=int, default=2, help="simulator instances (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run before it is stopped")
+    parser.add_argument("--domain-id", type=int, default=200 + os.getpid() % 30)
+    parser.add_argument("--out", type=Path, default=Path("runs/netem"))
+    args = parser.parse_args(argv)
+    if not can_make_namespaces():
+        parser.error("needs root, ip and tc: network namespaces stand in for the hosts")
+    args.out.mkdir(parents=True, exist_ok=True)
+    env = isolated_ros_env(args.domain_id)
+    results = [run_configuration(None, args, env, args.out)]
+    for delay in args.delays:
+        results.append(run_configuration(delay, args, env, args.out))
+    base = results[0]
+    print("| configuration | agent steps/s | vs one host | rollout phase per iteration (s) | "
+          "metrics equal one host's |")
+    print("|---|---|---|---|---|")
+    for r in results:
+        r["ratio"] = r["steps_per_s"] / base["steps_per_s"]
+        r["same_metrics"] = r["compared"] == base["compared"]
+        print(f"| {r['configuration']} | {r['steps_per_s']:.0f} | {r['ratio']:.2f} | "
+              f"{r['rollout_s_per_iteration']:.2f} | {'yes' if r['same_metrics'] else 'NO'} |")
+    (args.out / "netem.json").write_text(json.dumps(
+        [{k: v for k, v in r.items() if k != "compared"} for r in results], indent=1))
+    return 0 if all(r["same_metrics"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
