@@ -1,11 +1,14 @@
-"""Network namespaces joined by veth links, standing in for hosts (root and ``ip`` only): a head and worker hosts,
-each worker on its own link to the head. Used by tests/integration/test_multi_host.py and benchmarks/netem.py."""
+"""Network namespaces joined by links, standing in for hosts (root and ``ip`` only): a head and worker hosts, each
+worker on its own link to the head. A link is a veth pair, or (``link_delay_ms``) two TUN devices with
+delayed_link.py between them, which holds every packet that long (kernels without ``sch_netem`` have no ``tc netem``).
+Used by tests/integration/test_multi_host.py and benchmarks/link_latency.py."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -52,19 +55,6 @@ class Host:
         return subprocess.Popen(command, env=self.env(base_env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, start_new_session=True)
 
-    def delay(self, milliseconds: float) -> None:
-        """One-way latency on every link end of this host (netem on its egress); 0 removes it."""
-        for link in self.links:
-            if milliseconds > 0:
-                done = subprocess.run(["ip", "netns", "exec", self.namespace, "tc", "qdisc", "replace", "dev", link,
-                                       "root", "netem", "delay", f"{milliseconds}ms"], capture_output=True, text=True)
-                if done.returncode != 0:
-                    raise RuntimeError(f"tc netem delay {milliseconds} ms on {link}: {done.stderr.strip()} (a kernel "
-                                       f"without sch_netem answers 'Specified qdisc kind is unknown')")
-            else:
-                subprocess.run(["ip", "netns", "exec", self.namespace, "tc", "qdisc", "del", "dev", link, "root"],
-                               capture_output=True)
-
     def bytes_sent(self) -> int:
         """Bytes sent over its first link (a worker: its trajectories to the head, not through shared memory)."""
         shown = subprocess.run(["ip", "-n", self.namespace, "-s", "-j", "link", "show", "dev", self.link],
@@ -72,12 +62,26 @@ class Host:
         return int(json.loads(shown)[0]["stats64"]["tx"]["bytes"])
 
 
+def _delayed_link(head_end: str, worker_end: str, delay_ms: float) -> subprocess.Popen:
+    """Start delayed_link.py between two new TUN devices (in this namespace); returns once they exist."""
+    forwarder = subprocess.Popen([sys.executable, str(Path(__file__).with_name("delayed_link.py")), "--names",
+                                  head_end, worker_end, "--delay-ms", str(delay_ms)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+    if forwarder.stdout is None or forwarder.stdout.readline().strip() != "ready":
+        forwarder.kill()
+        raise RuntimeError(f"delayed_link.py did not start: {forwarder.communicate()[1]}")
+    return forwarder
+
+
 @contextmanager
-def hosts(workers: int = 2) -> Iterator[dict[str, Host]]:
-    """``{"head": ..., "worker1": ..., ...}``; worker i on link 10.(213+i).k.0/24 (head .1, worker .2)."""
+def hosts(workers: int = 2, link_delay_ms: float | None = None) -> Iterator[dict[str, Host]]:
+    """``{"head": ..., "worker1": ..., ...}``; worker i on link 10.(213+i).k.0/24 (head .1, worker .2).
+    ``link_delay_ms``: every link holds each packet that long, each way (round trip twice that); None: veth pairs,
+    no added latency."""
     tag, k = os.getpid() % 100_000, os.getpid() % 250 + 1
     roles = ["head", *(f"worker{i + 1}" for i in range(workers))]
     names = {role: f"adr{tag}{role[0]}{role[-1]}" for role in roles}
+    forwarders: list[subprocess.Popen] = []
     for name in names.values():
         ip("netns", "add", name)
     try:
@@ -85,7 +89,10 @@ def hosts(workers: int = 2) -> Iterator[dict[str, Host]]:
         for i in range(workers):
             head_end, worker_end = f"v{tag}h{i}", f"v{tag}w{i}"
             head_address, worker_address = f"10.{213 + i}.{k}.1", f"10.{213 + i}.{k}.2"
-            ip("link", "add", head_end, "type", "veth", "peer", "name", worker_end)
+            if link_delay_ms is None:
+                ip("link", "add", head_end, "type", "veth", "peer", "name", worker_end)
+            else:
+                forwarders.append(_delayed_link(head_end, worker_end, link_delay_ms))
             ip("link", "set", head_end, "netns", names["head"])
             ip("link", "set", worker_end, "netns", names[f"worker{i + 1}"])
             ip("-n", names["head"], "addr", "add", f"{head_address}/24", "dev", head_end)
@@ -100,5 +107,8 @@ def hosts(workers: int = 2) -> Iterator[dict[str, Host]]:
             ip("-n", name, "link", "set", "lo", "up")
         yield made
     finally:
+        for forwarder in forwarders:
+            forwarder.kill()
+            forwarder.wait()
         for name in names.values():
             subprocess.run(["ip", "netns", "del", name], capture_output=True)

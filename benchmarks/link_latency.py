@@ -1,20 +1,23 @@
 """Throughput of simulator instances on another host under link latency (issue 18), against everything on one host.
 
-    sudo python benchmarks/netem.py                          # delays 1 10 50 ms, budget 2000, 2 instances
-    sudo python benchmarks/netem.py --delays 10 --budget 1000 --out runs/netem
+    sudo python benchmarks/link_latency.py                     # delays 1 10 50 ms, budget 2000, 2 instances
+    sudo python benchmarks/link_latency.py --delays 10 --budget 1000 --out runs/link_latency
 
-Hosts are network namespaces joined by a veth link (tests/integration/netns_hosts.py; root and ``ip``/``tc``
-needed). Every configuration trains the same small run (the graph tests' tiny networks, LunarLander ADR, sync mode,
-seed 0), one after the other:
+Hosts are network namespaces (tests/integration/netns_hosts.py; root and ``ip`` needed). The latency is a fixed
+one-way delay on the link, as ``tc netem delay`` would add; this VM's kernel has no ``sch_netem``, so the link is two
+TUN devices with tests/integration/delayed_link.py between them, holding every packet ``d`` ms each way. Every
+configuration trains the same small run (the graph tests' tiny networks, LunarLander ADR, sync mode, seed 0), one
+after the other:
 
-- ``one host``: the whole graph (``role:=all``) inside the head namespace: the baseline, measured in the same command;
-- ``d ms``: sampler, discriminator and trainer in the head (``role:=head``), the instances in a worker
-  (``role:=sims``), with ``tc netem delay d ms`` on both ends of the link (one-way latency d, round trip 2d).
+- ``one host``: the whole graph (``role:=all``) inside one namespace: the baseline, measured in the same command;
+- ``two hosts, veth``: sampler, discriminator and trainer in the head (``role:=head``), the instances in a worker
+  (``role:=sims``), joined by a veth pair (no added latency);
+- ``two hosts, d ms``: the same across the delayed link (round trip 2d; ``0`` shows the relay's own cost).
 
 Reported per configuration, from the run's metrics.csv: agent steps per second of wall time (``wall_time_s``, start-up
 excluded), the ratio to one host, the mean rollout phase per iteration (``time_rollouts_s``: proposals out,
 trajectories in), and whether the run's metrics equal the one-host run's (sync mode: they must, latency or not).
-Outputs: ``<out>/netem.json`` and a markdown table on stdout.
+Outputs: ``<out>/link_latency.json`` and a markdown table on stdout.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from graph_runs import COMPARED, finish  # noqa: E402
 from netns_hosts import can_make_namespaces, hosts  # noqa: E402
 from ros_processes import isolated_ros_env  # noqa: E402
 
-RUN_ID = "netem-benchmark"
+RUN_ID = "link-latency-benchmark"
 
 
 def read_run(run_dir: Path) -> dict:
@@ -52,20 +55,19 @@ def stop(process) -> None:  # noqa: ANN001
     process.communicate(timeout=60)
 
 
-def run_configuration(delay_ms: float | None, args: argparse.Namespace, env: dict[str, str], out: Path) -> dict:
-    """One run; ``delay_ms`` None: one host."""
-    name = "one host" if delay_ms is None else f"two hosts, {delay_ms:g} ms"
-    run_dir = out / ("one_host" if delay_ms is None else f"delay_{delay_ms:g}ms")
+def run_configuration(name: str, delay_ms: float | None, split: bool, args: argparse.Namespace,
+                      env: dict[str, str], out: Path) -> dict:
+    """One run: the whole graph in one namespace (``split`` False), or head and worker across a veth pair
+    (``delay_ms`` None) or the delayed link."""
+    run_dir = out / name.replace(",", "").replace(" ", "_")
     extra = (f"instances:={args.instances}", f"run_id:={RUN_ID}")
-    with hosts(workers=1) as made:
+    with hosts(workers=1, link_delay_ms=delay_ms) as made:
         head, worker = made["head"], made["worker1"]
         started = time.perf_counter()
-        if delay_ms is None:
+        if not split:
             graph = head.launch(run_dir, env, args.budget, *extra)
             output = finish(graph, [], timeout=args.timeout)
         else:
-            head.delay(delay_ms)
-            worker.delay(delay_ms)
             sims = worker.launch(run_dir, env, args.budget, "role:=sims", *extra)
             graph = head.launch(run_dir, env, args.budget, "role:=head", *extra)
             try:
@@ -81,20 +83,21 @@ def run_configuration(delay_ms: float | None, args: argparse.Namespace, env: dic
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--delays", type=float, nargs="+", default=[1.0, 10.0, 50.0],
-                        help="one-way latencies (ms); 0: the two hosts without added latency")
+                        help="one-way latencies of the delayed link (ms); 0: the relay without added latency")
     parser.add_argument("--budget", type=int, default=2000, help="agent steps per run (default: %(default)s)")
     parser.add_argument("--instances", type=int, default=2, help="simulator instances (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per run before it is stopped")
     parser.add_argument("--domain-id", type=int, default=200 + os.getpid() % 30)
-    parser.add_argument("--out", type=Path, default=Path("runs/netem"))
+    parser.add_argument("--out", type=Path, default=Path("runs/link_latency"))
     args = parser.parse_args(argv)
     if not can_make_namespaces():
-        parser.error("needs root, ip and tc: network namespaces stand in for the hosts")
+        parser.error("needs root and ip: network namespaces stand in for the hosts")
     args.out.mkdir(parents=True, exist_ok=True)
     env = isolated_ros_env(args.domain_id)
-    results = [run_configuration(None, args, env, args.out)]
+    results = [run_configuration("one host", None, False, args, env, args.out),
+               run_configuration("two hosts, veth", None, True, args, env, args.out)]
     for delay in args.delays:
-        results.append(run_configuration(delay, args, env, args.out))
+        results.append(run_configuration(f"two hosts, {delay:g} ms", delay, True, args, env, args.out))
     base = results[0]
     print("| configuration | agent steps/s | vs one host | rollout phase per iteration (s) | "
           "metrics equal one host's |")
@@ -104,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         r["same_metrics"] = r["compared"] == base["compared"]
         print(f"| {r['configuration']} | {r['steps_per_s']:.0f} | {r['ratio']:.2f} | "
               f"{r['rollout_s_per_iteration']:.2f} | {'yes' if r['same_metrics'] else 'NO'} |")
-    (args.out / "netem.json").write_text(json.dumps(
+    (args.out / "link_latency.json").write_text(json.dumps(
         [{k: v for k, v in r.items() if k != "compared"} for r in results], indent=1))
     return 0 if all(r["same_metrics"] for r in results) else 1
 
