@@ -263,18 +263,13 @@ class TrainerNode(Node):
         rewards = self._rewards_of(k)
         sampler_metrics = self._sampler_metrics_of(k)
         elapsed = time.perf_counter() - t0
-        started, wall_before = self._clock_start
         if self.early_stop is not None:  # training time: the wall_time_s below includes the check
-            wall_so_far = wall_before + time.perf_counter() - started - (
-                self.evaluation.seconds_total if self.evaluation is not None else 0.0)
             self.solved = self.early_stop.maybe_check(self.agent.transitions_seen, self.agent.actor_state_dict(),
-                                                      wall_so_far)
+                                                      self._training_seconds())
             if self.solved:
                 self.get_logger().info(f"stopping early at {self.agent.transitions_seen} agent steps: "
                                        f"{self.early_stop.describe()} met")
-        evaluating = self.evaluation.seconds_total if self.evaluation is not None else 0.0
-        # real time since the run started, periodic evaluations excluded (async iterations overlap: not a sum)
-        self.wall_time = wall_before + time.perf_counter() - started - evaluating
+        self.wall_time = self._training_seconds()
         result = IterationResult(
             iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
             parameters=np.stack([from_field(p.values, np.float64) for p in proposals]),
@@ -301,6 +296,12 @@ class TrainerNode(Node):
                 self.get_logger().warning(f"stopping: no checkpoint of iteration {k} ({error}); checkpoints/"
                                           f"latest.json still names iteration {self.last_checkpoint}")
                 self.checkpoint_abandoned = True  # no second try at exit
+
+    def _training_seconds(self) -> float:
+        """Real time since the run started, periodic evaluations excluded (async iterations overlap: not a sum)."""
+        started, wall_before = self._clock_start
+        evaluating = self.evaluation.seconds_total if self.evaluation is not None else 0.0
+        return wall_before + time.perf_counter() - started - evaluating
 
     # ------------------------------------------------------------------ steps
     def request_proposals(self, k: int) -> list[ParameterSet]:

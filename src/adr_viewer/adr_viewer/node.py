@@ -16,7 +16,7 @@ from std_msgs.msg import Float64
 from visualization_msgs.msg import MarkerArray
 
 from adr_interfaces.msg import SampleHistogram, SamplerState
-from adr_ros import qos, topics
+from adr_ros import qos, run_ids, topics
 from adr_ros.arrays import from_field
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node
@@ -97,11 +97,10 @@ class ViewerNode(Node):
                 self._subscribe_metric(topic[len(self.metric_prefix):])
 
     def _other_run(self, msg: SampleHistogram | SamplerState) -> bool:
-        if self.run_id and msg.run_id != self.run_id:
-            self.diagnostics.reject("run_id", f"{type(msg).__name__} of run {msg.run_id!r}, showing run "
-                                              f"{self.run_id!r}")
-            return True
-        return False
+        refusal = run_ids.foreign(msg.run_id, self.run_id, type(msg).__name__) if self.run_id else None
+        if refusal is not None:
+            self.diagnostics.reject("run_id", refusal)
+        return refusal is not None
 
     def on_histogram(self, msg: SampleHistogram) -> None:
         if self._other_run(msg):
