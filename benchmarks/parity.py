@@ -197,7 +197,8 @@ def _figure(results: list[dict], path: Path) -> None:
             ax.set_title(f"{env_id}, {algorithm}", fontsize=9)
             ax.set_xlabel("env steps (k)")
             ax.set_ylabel("evaluation return")
-            ax.legend(fontsize=7)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
