@@ -229,6 +229,24 @@ def test_sac_temperature_falls_when_the_policy_is_more_random_than_the_target():
     assert agent.alpha < before
 
 
+def test_sac_reports_its_temperature_and_the_entropy_of_the_block_it_just_ran():
+    # learning rates ~0 keep the policy fixed over the block, so its entropy can be estimated independently
+    agent = make_agent(small_config(algorithm="sac", batch_size=512, actor_lr=1e-12, critic_lr=1e-12), OBS, ACT,
+                       seed=0)
+    agent.store(random_trajectory(np.random.default_rng(6), 200))
+    stats = agent.update(5)
+    assert stats["entropy_alpha"] == agent.alpha
+    state = agent.generator.get_state()
+    obs = torch.as_tensor(np.random.default_rng(1).normal(size=(4096, OBS)), dtype=torch.float32)
+    _, log_prob = agent._sample(obs)
+    agent.generator.set_state(state)
+    assert stats["policy_entropy"] == pytest.approx(-log_prob.mean().item(), abs=0.15)  # 2560 vs 4096 samples
+    assert set(agent.update(0)) == {"critic_loss", "actor_loss"}  # no step ran: nothing to report
+    later = agent.update(1)  # a new block: its own mean, not the running one
+    assert later["policy_entropy"] != stats["policy_entropy"]
+    assert "entropy_alpha" not in make_agent(small_config(algorithm="td3"), OBS, ACT, seed=0).update(0)
+
+
 def test_sac_explores_by_sampling_its_gaussian_and_acts_with_its_mean():
     agent = make_agent(small_config(algorithm="sac"), OBS, ACT, seed=0)
     policy = ActorPolicy.from_state_dict(agent.actor_state_dict())

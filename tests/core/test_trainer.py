@@ -70,6 +70,30 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path):
     assert uninterrupted[3]["n_updates"] > 0 and not math.isnan(uninterrupted[4]["svpg_value_loss"])
 
 
+def test_resuming_a_run_from_an_older_version_keeps_its_rows_and_adds_the_new_columns(tmp_path):
+    config = tiny_config(total_agent_steps=100_000)
+    Trainer(config, tmp_path).run(max_iterations=3)
+    path = tmp_path / "metrics.csv"
+    with path.open() as handle:
+        rows = list(csv.DictReader(handle))
+    older = [c for c in METRIC_COLUMNS if c not in ("entropy_alpha", "policy_entropy")]
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, older, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    Trainer(config, tmp_path, resume=True).run(max_iterations=1)
+    with path.open() as handle:
+        upgraded = list(csv.DictReader(handle))
+    assert list(upgraded[0]) == list(METRIC_COLUMNS) and len(upgraded) == 4
+    assert [{c: r[c] for c in older} for r in upgraded[:3]] == [{c: r[c] for c in older} for r in rows]
+    assert all(r["entropy_alpha"] == "" for r in upgraded[:3])
+
+    with path.open("w", newline="") as handle:
+        csv.writer(handle).writerow([*METRIC_COLUMNS, "from_the_future"])
+    with pytest.raises(ValueError, match="from_the_future"):
+        Trainer(config, tmp_path, resume=True).run(max_iterations=1)
+
+
 def test_rewards_are_scored_before_the_discriminator_trains_on_them(monkeypatch):
     trainer = Trainer(tiny_config(), None)
     trainer.run_iteration()

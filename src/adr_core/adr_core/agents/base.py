@@ -6,7 +6,8 @@ Interface used by the trainer and the ROS trainer node::
     agent.actor_state_dict() -> weights        CPU float32 tensors; ``ActorPolicy.from_state_dict`` runs them
     agent.store(trajectory)                    randomized trajectories only
     agent.updates_due() -> n                   one per stored step after ``learning_starts`` (x updates_per_step)
-    agent.update(n) -> {"critic_loss", "actor_loss"}   n gradient steps, mean losses
+    agent.update(n) -> {"critic_loss", "actor_loss", ...}   n gradient steps, mean losses (SAC: + entropy_alpha,
+                                                           policy_entropy)
     agent.state_dict() / agent.load_state_dict(state)
 """
 from __future__ import annotations
@@ -71,6 +72,10 @@ class OffPolicyAgent(ABC):
     def _gradient_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
         """One update; returns detached (critic_loss, actor_loss or None when the actor was not updated)."""
 
+    def _update_statistics(self) -> dict[str, float]:
+        """Algorithm-specific statistics of the update block that just ran (merged into ``update``'s result)."""
+        return {}
+
     def _scheduled_optimizers(self) -> list[tuple[FusedAdam, float]]:
         """(optimizer, configured learning rate) of every optimizer the learning-rate schedule scales."""
         return [(self.actor_optimizer, self.config.actor_lr), (self.critic_optimizer, self.config.critic_lr)]
@@ -131,7 +136,8 @@ class OffPolicyAgent(ABC):
                 actor_steps += 1
             self.updates_done += 1
         return {"critic_loss": critic_sum.item() / n_updates,
-                "actor_loss": actor_sum.item() / actor_steps if actor_steps else float("nan")}
+                "actor_loss": actor_sum.item() / actor_steps if actor_steps else float("nan"),
+                **self._update_statistics()}
 
     def state_dict(self) -> dict[str, Any]:
         """A snapshot (deep copy): later updates do not change it."""

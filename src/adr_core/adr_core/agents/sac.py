@@ -40,6 +40,8 @@ class SAC(OffPolicyAgent):
         self.alpha_optimizer = make_adam([self.log_alpha], self.config.critic_lr)
         self._critic_params: list[torch.Tensor] = list(self.critic.parameters())
         self._critic_target_params: list[torch.Tensor] = list(self.critic_target.parameters())
+        self._log_prob_sum = torch.zeros((), device=self.device)  # over the update block, for policy_entropy
+        self._log_prob_steps = 0
 
     def _sample(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Reparameterized action in (-1, 1) and its log-probability (B, 1), noise from the agent's generator."""
@@ -71,12 +73,23 @@ class SAC(OffPolicyAgent):
 
         # alpha loss -mean(log_alpha * (logp + target entropy)); its gradient w.r.t. log_alpha in closed form
         self.alpha_optimizer.step([-(log_prob.detach() + self.target_entropy).mean().reshape(1)])
+        self._log_prob_sum += log_prob.detach().mean()
+        self._log_prob_steps += 1
 
         self._soft_update(self._critic_target_params, self._critic_params, self.config.tau)
         return critic_loss.detach(), actor_loss.detach()
 
     def _scheduled_optimizers(self) -> list[tuple[FusedAdam, float]]:
         return [*super()._scheduled_optimizers(), (self.alpha_optimizer, self.config.critic_lr)]
+
+    def _update_statistics(self) -> dict[str, float]:
+        """``entropy_alpha``: the temperature after the block; ``policy_entropy``: -mean log pi(a|s) of the block's
+        sampled actions (nats, of the squashed policy; the target is -act_dim). A policy whose entropy collapses
+        while its return stalls is the hovering failure mode (docs/benchmarks.md, "Time to land")."""
+        entropy = -self._log_prob_sum.item() / self._log_prob_steps if self._log_prob_steps else float("nan")
+        self._log_prob_sum.zero_()
+        self._log_prob_steps = 0
+        return {"entropy_alpha": self.alpha, "policy_entropy": entropy}
 
     @property
     def alpha(self) -> float:

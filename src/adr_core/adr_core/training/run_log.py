@@ -1,7 +1,8 @@
 """Run outputs: metrics.csv (one row per iteration), sampled_parameters.csv, TensorBoard scalars.
 
 On resume, rows of iterations at or after the resumed iteration are dropped first, so a run that
-crashed after its last checkpoint leaves no duplicate rows.
+crashed after its last checkpoint leaves no duplicate rows. A file written by an older version with fewer columns
+gets the new ones (empty in its old rows); one with columns this version does not write is refused.
 """
 from __future__ import annotations
 
@@ -36,6 +37,15 @@ def _truncate_csv(path: Path, first_dropped_iteration: int) -> None:
         writer.writerows(kept)
 
 
+def _add_columns(path: Path, columns: list[str]) -> None:
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, columns, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def _format(value: Any) -> str:
     if isinstance(value, float):
         return "" if math.isnan(value) else repr(value)
@@ -65,7 +75,9 @@ class RunLog:
             with path.open(newline="") as handle:
                 existing = next(csv.reader(handle), [])
             if existing != columns:
-                raise ValueError(f"{path} has columns {existing}, this run writes {columns}")
+                if not set(existing) <= set(columns):
+                    raise ValueError(f"{path} has columns {existing}, this run writes {columns}")
+                _add_columns(path, columns)  # a run from an older version: its rows kept, new columns empty
         handle = path.open("a", newline="")
         writer = csv.writer(handle)
         if fresh:

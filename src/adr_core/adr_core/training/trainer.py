@@ -48,7 +48,8 @@ METRIC_COLUMNS = (
     "return_mean", "return_min", "return_max", "length_mean", "solved_fraction", "final_distance_mean",
     "reference_return_mean", "reference_solved_fraction", "reference_final_distance_mean",
     "sampler_reward_mean", "sampler_reward_std", "d_randomized", "d_reference",
-    "critic_loss", "actor_loss", "n_updates", "discriminator_loss", "discriminator_steps",
+    "critic_loss", "actor_loss", "entropy_alpha", "policy_entropy", "n_updates",
+    "discriminator_loss", "discriminator_steps",
     "svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std",
     "time_rollouts_s", "time_agent_s", "time_sampler_s", "time_discriminator_s", "time_iteration_s",
     "time_transport_s",  # graph runs: summed publish -> receive time of the iteration's randomized trajectories
