@@ -20,7 +20,7 @@ TINY = {"torch_threads": 1, "agent.batch_size": 32, "agent.learning_starts": 200
         "svpg.num_particles": 2, "max_episode_steps": 100, "discriminator.hidden_size": 32,
         "checkpoint_every": 2, "tensorboard": False, "progress": False}
 COMPARED = ("iteration", "agent_steps", "agent_updates", "return_mean", "solved_fraction", "critic_loss",
-            "actor_loss", "n_updates", "sampler_reward_mean", "sampler_reward_std",
+            "actor_loss", "entropy_alpha", "policy_entropy", "n_updates", "sampler_reward_mean", "sampler_reward_std",
             # written by the trainer node from the reference trajectories, the discriminator's and the sampler's
             # statistics (issue: graph runs write adr-train's columns)
             "reference_return_mean", "reference_solved_fraction", "d_randomized", "d_reference",

@@ -52,8 +52,8 @@ from adr_trainer_node.inbox import Expected, TrajectoryInbox
 from adr_trainer_node.probe_loop import run_probe
 
 PROPOSE_ATTEMPT_S = 5.0  # a propose call without an answer after this long is asked again (answers can be lost)
-METRICS = ("return_mean", "reference_return_mean", "solved_fraction", "critic_loss", "actor_loss", "updates_per_s",
-           "agent_steps", "iteration_s")
+METRICS = ("return_mean", "reference_return_mean", "solved_fraction", "critic_loss", "actor_loss", "entropy_alpha",
+           "policy_entropy", "updates_per_s", "agent_steps", "iteration_s")
 
 
 class StopRequested(Exception):
@@ -488,6 +488,8 @@ class TrainerNode(Node):
                 "solved_fraction": row["solved_fraction"],
                 "critic_loss": row.get("critic_loss", math.nan),
                 "actor_loss": row.get("actor_loss", math.nan),
+                "entropy_alpha": row.get("entropy_alpha", math.nan),  # SAC only; NaN is not published
+                "policy_entropy": row.get("policy_entropy", math.nan),
                 "updates_per_s": updates_per_s,
                 "agent_steps": steps,
                 "iteration_s": row["time_iteration_s"],

@@ -31,9 +31,9 @@ PARTICLE_MARKERS = "adr/particle_markers"
 METRIC_TYPE = "std_msgs/msg/Float64"
 # published by the trainer, discriminator, sampler and simulator nodes (src/adr_*_node/*/node.py)
 KNOWN_METRICS = ("return_mean", "reference_return_mean", "solved_fraction", "critic_loss", "actor_loss",
-                 "updates_per_s", "agent_steps", "iteration_s", "discriminator_loss", "sampler_reward_mean",
-                 "d_randomized", "d_reference", "sampler_spread", "svpg_bandwidth", "episode_return",
-                 "reference_return", "sim_steps_per_s")
+                 "entropy_alpha", "policy_entropy", "updates_per_s", "agent_steps", "iteration_s",
+                 "discriminator_loss", "sampler_reward_mean", "d_randomized", "d_reference", "sampler_spread",
+                 "svpg_bandwidth", "episode_return", "reference_return", "sim_steps_per_s")
 
 
 def _read_only(description: str) -> ParameterDescriptor:
