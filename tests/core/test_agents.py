@@ -229,6 +229,19 @@ def test_sac_temperature_falls_when_the_policy_is_more_random_than_the_target():
     assert agent.alpha < before
 
 
+@pytest.mark.parametrize("per_dim, rises", [(-1.0, True), (-20.0, False)])
+def test_sac_temperature_moves_toward_the_configured_target_entropy(per_dim, rises):
+    agent = make_agent(small_config(algorithm="sac", sac_target_entropy_per_dim=per_dim), OBS, ACT, seed=0)
+    assert agent.target_entropy == per_dim * ACT
+    with torch.no_grad():  # a nearly deterministic policy: std ~0.007, about -3.5 nats per dimension
+        agent.actor.log_std.weight.zero_()
+        agent.actor.log_std.bias.fill_(-10.0)
+    agent.store(random_trajectory(np.random.default_rng(6), 200))
+    before = agent.alpha
+    agent.update(20)
+    assert (agent.alpha > before) == rises  # below the target -2: more temperature; above -40: less
+
+
 def test_sac_reports_its_temperature_and_the_entropy_of_the_block_it_just_ran():
     # learning rates ~0 keep the policy fixed over the block, so its entropy can be estimated independently
     agent = make_agent(small_config(algorithm="sac", batch_size=512, actor_lr=1e-12, critic_lr=1e-12), OBS, ACT,
@@ -272,6 +285,8 @@ def test_deterministic_actor_explores_with_the_rollouts_gaussian_noise():
     ({"batch_size": 2000, "buffer_capacity": 1000}, "agent.batch_size 2000 exceeds agent.buffer_capacity 1000"),
     ({"updates_per_step": -0.5}, "agent.updates_per_step must be >= 0"),
     ({"sac_initial_alpha": 0.0}, "agent.sac_initial_alpha must be > 0"),
+    ({"sac_target_entropy_per_dim": 0.7}, r"agent.sac_target_entropy_per_dim must be in \[-20, log 2"),
+    ({"sac_target_entropy_per_dim": float("nan")}, "agent.sac_target_entropy_per_dim must be in"),
 ])
 def test_impossible_agent_settings_are_refused_naming_the_key(overrides, message):
     with pytest.raises(ValueError, match=message):

@@ -3,6 +3,7 @@ Hyperparameters")."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -40,7 +41,10 @@ class AgentConfig:
     td3_noise_clip: float = option(0.5, "TD3 only: clip of the target policy smoothing noise.")
     td3_policy_delay: int = option(2, "TD3 only: critic steps per actor (and target) update.")
     sac_initial_alpha: float = option(1.0, "SAC only: initial entropy temperature (then tuned toward the target "
-                                           "entropy -act_dim).")
+                                           "entropy).")
+    sac_target_entropy_per_dim: float = option(
+        -1.0, "SAC only: target entropy per action dimension, in nats (-1: the target -act_dim of the SAC paper and "
+              "SB3's 'auto'); higher keeps the policy more random. Below log 2 (a squashed Gaussian's maximum).")
 
     def __post_init__(self) -> None:
         self.hidden_sizes = tuple(int(h) for h in self.hidden_sizes)
@@ -56,6 +60,10 @@ class AgentConfig:
         for name in ("learning_starts", "updates_per_step", "exploration_noise", "td3_policy_noise", "td3_noise_clip"):
             if getattr(self, name) < 0:
                 raise ValueError(f"agent.{name} must be >= 0, got {getattr(self, name)}")
+        if not -20.0 <= self.sac_target_entropy_per_dim < math.log(2.0):
+            raise ValueError(f"agent.sac_target_entropy_per_dim must be in [-20, log 2 = 0.693) nats, got "
+                             f"{self.sac_target_entropy_per_dim}: a policy on (-1, 1) cannot have more entropy than "
+                             f"log 2 per dimension")
         if self.lr_schedule not in ("constant", "linear"):
             raise ValueError(f"agent.lr_schedule must be 'constant' or 'linear', got {self.lr_schedule!r}")
         if self.n_step < 1:

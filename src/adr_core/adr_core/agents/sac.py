@@ -7,7 +7,7 @@ One gradient step::
     y        = r + discount * (min(Q1'(s', a'), Q2'(s', a')) - alpha * logp')
     critics <- Adam step on mean (Q1(s, a) - y)^2 + mean (Q2(s, a) - y)^2
     a, logp ~ pi(s);  actor <- Adam step on mean (alpha * logp - min(Q1(s, a), Q2(s, a)))
-    alpha   <- Adam step on -mean log_alpha * (logp + target_entropy)      (target entropy: -act_dim)
+    alpha   <- Adam step on -mean log_alpha * (logp + target_entropy)      (default target: -act_dim)
     critic targets <- (1 - tau) * targets + tau * online
 
 The deterministic policy (evaluation, deployment) is ``tanh(mean)``; exploring rollouts sample the Gaussian.
@@ -34,7 +34,7 @@ class SAC(OffPolicyAgent):
         self.critic = EnsembleCritic(self.obs_dim, self.act_dim, self.config.hidden_sizes, members=2).to(self.device)
         self.critic_target = frozen_copy(self.critic)
         self.critic_optimizer = make_adam(list(self.critic.parameters()), self.config.critic_lr)
-        self.target_entropy = -float(self.act_dim)
+        self.target_entropy = self.config.sac_target_entropy_per_dim * self.act_dim
         self.log_alpha = torch.tensor([math.log(self.config.sac_initial_alpha)], device=self.device,
                                       requires_grad=True)
         self.alpha_optimizer = make_adam([self.log_alpha], self.config.critic_lr)
