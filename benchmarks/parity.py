@@ -1,7 +1,7 @@
 """Parity of this project's DDPG and TD3 with stable-baselines3's, identical hyperparameters, same loop shape.
 
     make bench-setup                                    # once: stable-baselines3 into .venv
-    python benchmarks/parity.py --seeds 0 1 2 --parallel 2 --out runs/parity        # ~1.5 h on 2 cores
+    python benchmarks/parity.py --seeds 0 1 2 --parallel 2 --out runs/parity        # ~40 min on 2 cores
     python benchmarks/parity.py --out runs/parity --report-only                    # table + figure again
 
 Both sides run the textbook off-policy loop (SB3's OffPolicyAlgorithm with train_freq 1, gradient_steps 1): one env
