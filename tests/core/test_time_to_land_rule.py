@@ -1,0 +1,55 @@
+"""The decision rule of benchmarks/time_to_land.py on made-up runs: medians, censoring, the ratio and its bound."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "time_to_land.py"
+
+
+@pytest.fixture(scope="module")
+def ttl():
+    spec = importlib.util.spec_from_file_location("time_to_land_under_test", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def run(name: str, seed: int, landed_at: float | None, train_s: float, solved: float) -> dict:
+    landed = {"train_s": landed_at, "agent_steps": 1000} if landed_at is not None else None
+    return {"name": name, "seed": seed, "landed": landed, "train_s": train_s, "evaluation_s": 1.0,
+            "final_solved": solved, "final_return_mean": 250.0 if solved > 0.9 else 100.0, "stopped": "budget"}
+
+
+def ours(times):
+    return [run("ours", s, t, t or 700.0, 0.95 if t else 0.0) for s, t in enumerate(times)]
+
+
+def test_a_landing_sb3_median_gives_a_plain_ratio(ttl):
+    sb3 = [run("sb3_sac", s, t, 720.0, 0.5) for s, t in enumerate([600.0, 660.0, None])]
+    verdict = ttl.summarize(ours([100.0, 200.0, None]) + sb3)["verdicts"]["ours"]
+    assert verdict["against"] == "sb3_sac" and not verdict["ratio_is_lower_bound"]
+    assert verdict["ratio"] == pytest.approx(660.0 / 200.0)
+
+
+def test_a_censored_median_is_bounded_by_the_median_of_the_censoring_times_and_ties_go_to_the_smaller_bound(ttl):
+    # both SB3 medians never land; SAC's bound median(720, 626, 720) = 720 < TD3's median(727, 724, 725) = 725
+    sac = [run("sb3_sac", s, t, 720.0, ok) for s, (t, ok) in enumerate([(None, 0.5), (626.0, 0.7), (None, 0.0)])]
+    td3 = [run("sb3_td3", s, None, t, 0.1) for s, t in enumerate([727.0, 724.0, 725.0])]
+    summary = ttl.summarize(ours([136.0, 212.0, None]) + td3 + sac)
+    assert summary["table"]["sb3_sac"]["median_lower_bound_s"] == 720.0
+    assert summary["table"]["sb3_td3"]["median_lower_bound_s"] == 725.0
+    verdict = summary["verdicts"]["ours"]
+    assert verdict["against"] == "sb3_sac" and verdict["ratio_is_lower_bound"]
+    assert verdict["ratio"] == pytest.approx(720.0 / 212.0)
+    assert verdict["goal_met"]
+
+
+def test_worse_final_success_fails_the_goal_whatever_the_ratio(ttl):
+    sb3 = [run("sb3_td3", s, None, 720.0, 0.99) for s in range(3)]
+    verdict = ttl.summarize(ours([100.0, 100.0, 100.0]) + sb3)["verdicts"]["ours"]
+    assert verdict["ratio"] >= 3.0 and not verdict["final_success_equal_or_better"] and not verdict["goal_met"]
