@@ -60,6 +60,7 @@ class RolloutDispatcher:
         self._goals: dict[int, RollOut.Goal] = {}
         self._newest_version: Callable[[], int] = lambda: 0  # the newest policy version published (start())
         self.report = DispatchReport()
+        self.rollouts_done: dict[str, int] = dict.fromkeys(instances, 0)  # whole run: goals each instance finished
         self._lock = threading.Lock()
         self._slots_done: Callable[[], set[int]] | None = None  # set while an iteration is dispatched
         self.finished = threading.Event()
@@ -156,6 +157,8 @@ class RolloutDispatcher:
             result = flight.result_future.result().result
             if not result.success:
                 self._fail(name, flight, f"{name} failed slot {flight.slot}: {result.message}", bench=False)
+            else:
+                self.rollouts_done[name] += 1
             return
         if flight.slot in done:  # its trajectory arrived (perhaps from an earlier attempt): stop waiting
             if now - flight.started > self._timeout:

@@ -249,8 +249,9 @@ class TrainerNode(Node):
                         f"no final checkpoint of iteration {self.last_completed} ({error}); checkpoints/latest.json "
                         f"still names iteration {self.last_checkpoint}")
             log.close()
+        per_instance = ", ".join(f"{name} {n}" for name, n in self.dispatcher.rollouts_done.items())
         self.get_logger().info(f"finished: {self.agent.transitions_seen} agent steps, {self.iteration} iterations, "
-                               f"run dir {self.run_dir}")
+                               f"rollouts per instance: {per_instance}; run dir {self.run_dir}")
 
     def learn_and_log(self, log: RunLog, k: int, proposals: list[ParameterSet], randomized: list[Trajectory],
                       t0: float, t_rollouts: float) -> None:
