@@ -5,7 +5,9 @@ scored on the reference engine only (main engine 13), never on the hard range [8
     python benchmarks/preset_search.py --list                      # the variants of benchmarks/preset_variants.yaml
 
 A run stops at ``--budget-steps`` agent steps or ``--max-train-seconds`` of training time (summed iteration time,
-evaluation excluded), whichever comes first. Every ``--eval-every`` agent steps the deterministic policy plays
+evaluation excluded), whichever comes first, or earlier at the variant's early stop (its ``early_stop_*`` keys, checked
+as ``adr-train`` checks them; before 2026-11-25 this script ignored them, so every earlier search row ran its whole
+budget, fast_stop and round 10 step 1 included). Every ``--eval-every`` agent steps the deterministic policy plays
 ``--eval-episodes`` reference episodes; the first evaluation with mean return >= 200 is the run's landing point. At
 the end the final policy plays ``--final-episodes`` reference episodes (other initial states). One JSON line per run
 (appended, so a repeated command skips the runs already in the file). Each run uses one torch thread; ``--parallel``
@@ -40,7 +42,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     from adr_core.evaluation.settings import evaluate
     from adr_core.training.cli import resolve_experiment
     from adr_core.training.config import TrainConfig
-    from adr_core.training.trainer import Trainer
+    from adr_core.training.trainer import Trainer, early_stop
 
     torch.set_num_threads(1)
     overrides = {"seed": job["seed"], "evaluate_every": 0,
@@ -56,8 +58,12 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         return s.summary()
 
     curve, landed, next_eval, eval_seconds = [], None, job["eval_every"], 0.0
+    stop = early_stop(config, None, trainer.agent_steps)  # the variant's early_stop_* keys, as Trainer.train runs them
     while not trainer.done and trainer.wall_time < job["max_train_seconds"]:
         trainer.run_iteration()
+        if stop is not None:  # sets trainer.done when met; the check counts as training time
+            trainer.solved = stop.maybe_check(trainer.agent_steps, trainer.agent.actor_state_dict(), trainer.wall_time)
+            trainer.wall_time += stop.last_seconds
         if trainer.agent_steps >= next_eval:
             next_eval = (trainer.agent_steps // job["eval_every"] + 1) * job["eval_every"]
             start = time.perf_counter()
@@ -75,6 +81,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     final = score(job["final_episodes"], 1)
     return {"variant": job["variant"], "seed": job["seed"], "set": job["set"], "agent_steps": trainer.agent_steps,
             "train_s": round(trainer.wall_time, 2), "evaluation_s": round(eval_seconds, 2), "landed": landed,
+            "stopped": "early stop" if trainer.solved else "budget" if trainer.done else "time",
             "final_return_mean": round(final["return_mean"], 2), "final_solved": final["solved_fraction"],
             "updates": trainer.agent.updates_done, "curve": curve}
 
