@@ -61,9 +61,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     stop = early_stop(config, None, trainer.agent_steps)  # the variant's early_stop_* keys, as Trainer.train runs them
     while not trainer.done and trainer.wall_time < job["max_train_seconds"]:
         trainer.run_iteration()
-        if stop is not None:  # sets trainer.done when met; the check counts as training time
-            trainer.solved = stop.maybe_check(trainer.agent_steps, trainer.agent.actor_state_dict(), trainer.wall_time)
-            trainer.wall_time += stop.last_seconds
+        trainer.check_early_stop(stop)
         if trainer.agent_steps >= next_eval:
             next_eval = (trainer.agent_steps // job["eval_every"] + 1) * job["eval_every"]
             start = time.perf_counter()

@@ -72,16 +72,15 @@ def test_instances_on_two_worker_hosts_train_to_the_end_through_a_link_outage(
     assert graph.returncode == 0, output
     assert not re.search(r"started adr_sim_", output)  # no instance on the head
     assert all("started adr_sim_" in out for out in worker_outputs), worker_outputs
-    # the trainer counts the goals each instance finished; the dispatcher is elastic (an instance that is slow to be
-    # discovered or cut off gets fewer slots), so the split is not asserted: fresh-clone CI runs have seen a worker
-    # send 36-91 kB, locally 6 goals and ~340 kB each
+    # the trainer counts the goals each instance finished: both workers' instances took part (they are up before the
+    # head starts, and the outage comes after iteration 1); a fixed byte count per worker was not a good enough proxy
+    # (a fresh-clone CI run: 36 kB from the worker that got the fewest slots; here 6 goals and ~310-340 kB each)
     done = {name: int(n) for name, n in
             re.findall(r"(adr_sim_\d+) (\d+)", re.search(r"rollouts per instance: ([^;]*);", output)[1])}
-    assert set(done) == {"adr_sim_0", "adr_sim_1"} and sum(done.values()) >= 2, done
+    assert set(done) == {"adr_sim_0", "adr_sim_1"} and min(done.values()) >= 1, done
     # each instance's trajectories crossed its own link, not shared memory: the link's traffic grows with the goals
     # it served (measured here: ~56 kB per goal, a randomized and a reference trajectory of <= 100 steps x 19 float32
     # each, to the trainer and to the discriminator); 10 kB per goal is a fifth of that
-    print(f"bytes over the links: {worker1.bytes_sent()}, {worker2.bytes_sent()}; goals per instance: {done}")
     assert worker1.bytes_sent() >= 10_000 * done["adr_sim_0"], (worker1.bytes_sent(), done)
     assert worker2.bytes_sent() >= 10_000 * done["adr_sim_1"], (worker2.bytes_sent(), done)
     assert metric_rows(tmp_path) == metric_rows(reference_run)  # nothing lost, nothing changed

@@ -146,6 +146,12 @@ class Trainer:
         self.wall_time += result.timings["time_iteration_s"]
         return result
 
+    def check_early_stop(self, stop: EarlyStop | None) -> None:
+        """After an iteration: the early-stop check, when it is due (``done`` once met); its time is training time."""
+        if stop is not None:
+            self.solved = stop.maybe_check(self.agent_steps, self.agent.actor_state_dict(), self.wall_time)
+            self.wall_time += stop.last_seconds
+
     # ------------------------------------------------------------------ the loop
     @property
     def agent_steps(self) -> int:
@@ -179,9 +185,7 @@ class Trainer:
             while not self.done and not self.stop_requested and (max_iterations is None or len(rows) < max_iterations):
                 before = self.agent_steps
                 result = self.run_iteration()
-                if stop is not None:  # before the row: the check is training time
-                    self.solved = stop.maybe_check(self.agent_steps, self.agent.actor_state_dict(), self.wall_time)
-                    self.wall_time += stop.last_seconds
+                self.check_early_stop(stop)  # before the row: the check is training time
                 row = {**result.metrics(), "agent_steps": self.agent_steps, "agent_updates": self.agent.updates_done,
                        "wall_time_s": self.wall_time}
                 rows.append(row)
