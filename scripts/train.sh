@@ -7,15 +7,24 @@
 #
 #   scripts/train.sh                                    # 2 cores: 3-10 min of training as a graph, then the report
 #   scripts/train.sh seed:=1 method:=udr                # any train_sim.launch.py argument (adr_launch ... --show-args)
+#   scripts/train.sh config:=ergo_reacher_adr_fast           # a robot policy: the config sets env and sampler
 #   scripts/train.sh config:=lunar_lander_adr budget:=1000000   # the paper's DDPG protocol (~8 h on 2 cores)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RUN_DIR=$ROOT/runs/lunar_lander_adr_$(date +%Y%m%d-%H%M%S)
-args=("env:=adr/LunarLander-v0" "method:=adr" "config:=lunar_lander_adr_fast" "instances:=1" "run_dir:=$RUN_DIR")
-for arg in "$@"; do  # later assignments win, so user arguments override the defaults above
+CONFIG=lunar_lander_adr_fast
+RUN_DIR=""
+METHOD=""
+for arg in "$@"; do
+    [[ $arg == config:=* ]] && CONFIG=${arg#config:=}
     [[ $arg == run_dir:=* ]] && RUN_DIR=${arg#run_dir:=}
-    args+=("$arg")
+    [[ $arg == method:=* ]] && METHOD=_${arg#method:=}
 done
+if [[ -z $RUN_DIR ]]; then  # runs/<config name><_method if given>_<time>
+    NAME=$(basename "${CONFIG%.yaml}")
+    RUN_DIR=$ROOT/runs/${NAME}${METHOD}_$(date +%Y%m%d-%H%M%S)
+fi
+args=("config:=lunar_lander_adr_fast" "instances:=1" "run_dir:=$RUN_DIR")
+args+=("$@")  # later assignments win, so user arguments override the defaults above
 echo "[train] run directory: $RUN_DIR"
 adr_launch adr train_sim.launch.py "${args[@]}"
 echo "[train] evaluating the trained policy and writing the report"

@@ -33,8 +33,8 @@ def test_node_command_matches_the_description() -> None:
     assert command[0] == str(executable("adr_sampler_node", "sampler_node"))
     assert command[command.index("-r") + 1] == "__node:=adr_sampler"
     overrides = command[command.index("-p", command.index("__node:=adr_sampler")) + 1:]
-    assert any(arg.startswith("overrides:=") and "seed: 5" in arg and "env_id: adr/LunarLander-v0" in arg
-               for arg in overrides), command
+    assert any(arg.startswith("overrides:=") and "seed: 5" in arg for arg in overrides), command
+    assert any(arg.startswith("run_spec:=") and '"env_id": "adr/LunarLander-v0"' in arg for arg in overrides)
 
 
 def test_launcher_runs_the_graph_and_stops_on_ctrl_c(ros_env: dict[str, str], tmp_path: Path) -> None:
@@ -54,3 +54,51 @@ def test_launcher_runs_the_graph_and_stops_on_ctrl_c(ros_env: dict[str, str], tm
         assert f"[adr_launch] started {name}" in output
     assert "checkpoint of iteration" in output  # Ctrl-C leaves a final checkpoint
     assert "Traceback" not in output
+
+
+def _printed_run_spec(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(executable("adr", "adr_launch")), "adr", "train_sim.launch.py", *arguments, "--print"],
+                          capture_output=True, text=True, timeout=120)
+
+
+def _trainer_spec(stdout: str) -> dict:
+    (line,) = [line for line in stdout.splitlines() if "__node:=adr_trainer" in line]
+    return json.loads(line.split("run_spec:='", 1)[1].split("' -p", 1)[0].replace("''", "'"))
+
+
+PACKAGED = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "src" / "adr_core" / "adr_core" / "config"
+                                   / "experiments").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", PACKAGED)
+def test_a_packaged_config_sets_env_and_sampler_of_the_graph(name: str) -> None:
+    """config:= means what it says: no default of env:= or method:= overrides the YAML (adr_launch --print)."""
+    import yaml
+
+    from adr_core.training.cli import resolve_experiment
+    from adr_core.training.config import TrainConfig
+
+    data = yaml.safe_load(resolve_experiment(name).read_text())
+    printed = _printed_run_spec(f"config:={name}", "run_id:=cfg-test")
+    assert printed.returncode == 0, printed.stderr
+    spec = _trainer_spec(printed.stdout)
+    assert (spec["env_id"], spec["config"]["sampler"]) == (data["env_id"], data["sampler"])
+    config = TrainConfig.from_dict(data).with_overrides({"seed": 0, "device": "cpu"})
+    config.svpg.num_particles = config.num_particles  # resolved once for every node (null: the paper's N)
+    assert spec["config"] == config.to_dict()  # every other key of the YAML too
+    assert "env_id" not in printed.stdout.split("overrides:='", 1)[1].split("'", 1)[0]
+
+
+def test_method_replaces_the_config_sampler_and_env_must_agree_with_it() -> None:
+    printed = _printed_run_spec("config:=ergo_reacher_adr", "method:=udr")
+    assert printed.returncode == 0, printed.stderr
+    spec = _trainer_spec(printed.stdout)
+    assert (spec["env_id"], spec["config"]["sampler"]) == ("adr/ErgoReacher-v0", "udr")
+    assert "ergoreacher_udr_seed0" in printed.stdout  # the default run dir names the run's own env and method
+    same = _printed_run_spec("config:=ergo_reacher_adr", "env:=adr/ErgoReacher-v0")
+    assert same.returncode == 0, same.stderr
+    refused = _printed_run_spec("config:=ergo_reacher_adr", "env:=adr/LunarLander-v0")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.strip().splitlines() == [
+        "adr_launch: train_sim: env:=adr/LunarLander-v0 contradicts config:=ergo_reacher_adr, a config of "
+        "adr/ErgoReacher-v0; drop env:= or choose a config of adr/LunarLander-v0 (adr-train --list)"]

@@ -221,3 +221,18 @@ def test_a_helper_still_running_after_the_node_it_serves_exited_is_killed(launch
     assert hung.wait(timeout=5) == -9  # SIGKILL
     done = types.SimpleNamespace(process_details={"pid": hung.pid}, return_code=0)
     bridge.kill_if_running(done, "adr_sampler")  # already finished: nothing is sent
+
+
+def test_ros2_launch_takes_env_and_sampler_from_the_config(launch_api: bool) -> None:
+    """The launch file path (ros2 launch) resolves config:= as adr_launch does: the YAML's env and sampler."""
+    import json
+
+    description = load_launch_file(LAUNCH_DIR / "train_sim.launch.py")
+    arguments = {"config": "pusher3dof_udr", "run_id": "cfg-test"}
+    nodes = nodes_of(description, arguments, launch_api)
+    assert nodes == expected("train_sim", arguments, launch_api)
+    spec = json.loads(next(s for s in GRAPHS["train_sim"].nodes(arguments) if s.name == "adr_trainer")
+                      .parameters["run_spec"])
+    assert (spec["env_id"], spec["config"]["sampler"]) == ("adr/Pusher3DOF-v0", "udr")
+    with pytest.raises(ValueError, match="env:=adr/ErgoPusher-v0 contradicts config:=pusher3dof_udr"):
+        nodes_of(description, {**arguments, "env": "adr/ErgoPusher-v0"}, launch_api)

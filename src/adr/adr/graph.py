@@ -26,7 +26,7 @@ class Argument:
     bounds: tuple[float, float] | None = None  # int/float: inclusive range
 
     def check(self, value: str) -> None:
-        if self.choices and value not in self.choices:
+        if self.choices and value not in self.choices and not (value == "" and self.default == ""):
             raise ValueError(f"{self.name}:={value} is not one of {', '.join(self.choices)}")
         if self.kind is str or (value == "" and self.default == ""):
             return
@@ -100,15 +100,17 @@ DDS_INTERFACES = Argument(
 TRAIN_SIM_ARGUMENTS = (
     Argument(
         "env",
-        "adr/LunarLander-v0",
-        "randomized environment id",
+        "",
+        "randomized environment id (empty: the config's env_id; adr/LunarLander-v0 without config:=); with "
+        "config:= it must name the config's own env",
         ("adr/LunarLander-v0", "adr/Pusher3DOF-v0", "adr/ErgoReacher-v0", "adr/ErgoPusher-v0"),
     ),
     Argument(
         "method",
-        "adr",
+        "",
         "how simulator settings are chosen: adr (SVPG + discriminator), udr (uniform), "
-        "baseline (reference only), oracle (uniform over the space's 'hard' range)",
+        "baseline (reference only), oracle (uniform over the space's 'hard' range); empty: the config's sampler "
+        "(adr without config:=); given with config:=, it replaces the config's sampler and keeps its agent",
         tuple(METHODS),
     ),
     Argument("instances", "2", "number of simulator instance nodes", kind=int, bounds=(1, 64)),
@@ -158,20 +160,21 @@ TRAIN_SIM_ARGUMENTS = (
 
 
 def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
-    """The parameters every node of a training graph gets (docs/node_graph.md: one run configuration)."""
+    """The parameters every node of a training graph gets (docs/node_graph.md: one run configuration).
+
+    ``config:=`` sets everything, env and sampler included; ``env:=`` and ``method:=`` override it only when given.
+    ``env:=`` naming another env than the config's is refused (a preset is tuned for its env); ``method:=`` replaces
+    the config's sampler (the same agent preset under another method, as the claims grid compares them)."""
     import yaml
 
     try:
         overrides = yaml.safe_load(args["overrides"]) or {}
     except yaml.YAMLError as error:
-        raise ValueError(f"overrides:={args['overrides']} is not valid YAML ({str(error).splitlines()[0]}); "
-                         "expected a mapping such as {agent.batch_size: 256}") from None
+        raise ValueError(f"train_sim: overrides:={args['overrides']} is not valid YAML "
+                         f"({str(error).splitlines()[0]}); expected a mapping such as {{agent.batch_size: 256}}"
+                         ) from None
     if not isinstance(overrides, dict):
-        raise ValueError(f"overrides:={args['overrides']} is not a YAML mapping")
-    overrides = {"env_id": args["env"], "sampler": METHODS[args["method"]], "seed": int(args["seed"]),
-                 "device": args["device"], **overrides}
-    if args["budget"]:
-        overrides["total_agent_steps"] = int(args["budget"])
+        raise ValueError(f"train_sim: overrides:={args['overrides']} is not a YAML mapping")
     config_file = ""
     if args["config"]:
         from adr_core.training.cli import resolve_experiment
@@ -180,20 +183,38 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     from adr_core.run_spec import RunSpec, check_run_id, new_run_id
     from adr_core.training.config import TrainConfig
 
+    config = TrainConfig.from_yaml(config_file) if config_file else TrainConfig()
+    if args["env"] and config_file and args["env"] != config.env_id:
+        raise ValueError(f"train_sim: env:={args['env']} contradicts config:={args['config']}, a config of "
+                         f"{config.env_id}; drop env:= or choose a config of {args['env']} (adr-train --list)")
+    explicit: dict[str, Any] = {}
+    if args["env"]:
+        explicit["env_id"] = args["env"]
+    if args["method"]:
+        explicit["sampler"] = METHODS[args["method"]]
+    overrides = {**explicit, "seed": int(args["seed"]), "device": args["device"], **overrides}
+    if args["budget"]:
+        overrides["total_agent_steps"] = int(args["budget"])
+
     if args.get("role") == "sims" and not args["run_id"]:
         raise ValueError("role:=sims needs run_id:= the head's run id (its trainer logs it at start; or choose one and "
                          "give the head the same)")
     run_id = check_run_id(args["run_id"]) if args["run_id"] else new_run_id()
-    config = TrainConfig.from_yaml(config_file) if config_file else TrainConfig()
-    spec = replace(RunSpec.resolve(config.with_overrides(overrides)), run_id=run_id)  # once, for every node
-    env_name = args["env"].split("/")[-1].split("-")[0].lower()
-    run_dir = args["run_dir"] or f"runs/{env_name}_{args['method']}_seed{args['seed']}"
+    resolved = config.with_overrides(overrides)
+    spec = replace(RunSpec.resolve(resolved), run_id=run_id)  # once, for every node
+    env_name = resolved.env_id.split("/")[-1].split("-")[0].lower()
+    run_dir = args["run_dir"] or f"runs/{env_name}_{method_name(resolved.sampler)}_seed{args['seed']}"
     return {
         "config_file": config_file,
         "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
         "run_dir": str(Path(run_dir).resolve()),
         "run_spec": spec.to_json(),
     }
+
+
+def method_name(sampler: str) -> str:
+    """The launch name of a core sampler kind (``fixed`` -> ``oracle``); other kinds keep their own name."""
+    return {core: launch for launch, core in METHODS.items()}.get(sampler, sampler)
 
 
 def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:

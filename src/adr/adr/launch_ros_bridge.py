@@ -46,8 +46,9 @@ def launch_description(launch_file: str) -> LaunchDescription:
         return [*actions.values(), *ends]
 
     declared = [
-        DeclareLaunchArgument(
-            a.name, default_value=a.default, description=a.description, choices=list(a.choices) or None
+        DeclareLaunchArgument(  # an empty default outside the choices means "from the config": the graph checks it
+            a.name, default_value=a.default, description=a.description,
+            choices=list(a.choices) if a.choices and a.default in a.choices else None,
         )
         for a in graph.arguments
     ]
