@@ -8,7 +8,7 @@ SIGINT, as from Ctrl-C in its terminal; the time from the signal to the process'
 
 - ``port missing``: the configured port does not exist; the driver retries every ``reconnect_period``;
 - ``silent port``: a pty nobody answers on: every pypot read runs into its timeout (the slowest case to interrupt);
-- ``connected``: the emulated XL-320 bus (tests/poppy/xl320_emulator.py, real pypot on a pty) answers; the control
+- ``connected``: the emulated XL-320 bus (poppy_standin.xl320, real pypot on a pty) answers; the control
   loop runs.
 
 Reports per state the median and the largest time over the repetitions, and whether every one was within 2 s.
@@ -27,11 +27,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests" / "poppy"))
 sys.path.insert(0, str(HERE.parent / "tests" / "integration"))
 
+from poppy_standin.xl320 import Xl320Emulator  # noqa: E402
 from ros_processes import executable, isolated_ros_env  # noqa: E402
-from xl320_emulator import Xl320Emulator  # noqa: E402
 
 LIMIT_S = 2.0
 

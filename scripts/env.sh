@@ -27,7 +27,7 @@ else
 fi
 # The user-facing commands (adr_launch, adr_monitor, adr-train, adr-report, adr_viewer, ...) on PATH, as
 # `ros2 run` would find them.
-for _pkg in adr adr_core adr_deploy adr_viewer poppy_driver; do
+for _pkg in adr adr_core adr_deploy adr_viewer poppy_driver poppy_standin; do
     if [[ -d $_install/$_pkg ]]; then export PATH=$_install/$_pkg/lib/$_pkg:$PATH; fi
 done
 unset _pkg _install

@@ -19,13 +19,13 @@ import numpy as np
 import pytest
 import rclpy
 from geometry_msgs.msg import PointStamped
+from poppy_standin.xl320 import A_GOAL_POSITION, A_PRESENT_POSITION, Xl320Emulator, degrees_to_units
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from ros_processes import executable
 from std_msgs.msg import String
-from xl320_emulator import A_GOAL_POSITION, A_PRESENT_POSITION, Xl320Emulator, degrees_to_units
 
 from adr_core.envs.ergo_jr import JOINT_NAMES, ErgoJrSim
 from adr_core.envs.ergo_reacher import BASE_POSITION

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from poppy_standin.xl320 import A_MOVING_SPEED, A_TORQUE_LIMIT, OVERLOAD, Xl320Emulator, degrees_to_units
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -24,7 +25,6 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-from xl320_emulator import A_MOVING_SPEED, A_TORQUE_LIMIT, OVERLOAD, Xl320Emulator, degrees_to_units
 
 pytestmark = pytest.mark.integration
 

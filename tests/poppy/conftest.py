@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from xl320_emulator import Xl320Emulator
+from poppy_standin.xl320 import Xl320Emulator
 
 from poppy_driver.arm import PoppyArm
 from poppy_driver.config import ArmConfig, load_config

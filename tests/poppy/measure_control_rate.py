@@ -25,8 +25,8 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=None, help="override bus.write_settle_s [s]")
     args = parser.parse_args()
     link = Path(tempfile.mkdtemp()) / "ttyPOPPY"
-    script = Path(__file__).with_name("xl320_emulator.py")
-    emulator = subprocess.Popen([sys.executable, str(script), "--link", str(link)], stdout=subprocess.PIPE, text=True)
+    command = [sys.executable, "-m", "poppy_standin.cli", "--motion", "constant", "--link", str(link)]
+    emulator = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         emulator.stdout.readline()  # "XL-320 bus ... on ..." once it serves
         config = load_config().with_bus(port=str(link))

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from xl320_emulator import (
+from poppy_standin.xl320 import (
     A_MOVING_SPEED,
     A_TORQUE_LIMIT,
     OVERLOAD,

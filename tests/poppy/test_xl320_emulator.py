@@ -7,9 +7,7 @@ import time
 
 import pytest
 import serial
-from pypot.dynamixel.io import Dxl320IO, DxlError
-from pypot.dynamixel.protocol import v2
-from xl320_emulator import (
+from poppy_standin.xl320 import (
     A_GOAL_POSITION,
     A_HARDWARE_ERROR,
     A_MOVING_SPEED,
@@ -30,6 +28,8 @@ from xl320_emulator import (
     degrees_to_units,
     packet,
 )
+from pypot.dynamixel.io import Dxl320IO, DxlError
+from pypot.dynamixel.protocol import v2
 
 
 def exchange(emu: Xl320Emulator, request: bytes, expect: int) -> bytes:

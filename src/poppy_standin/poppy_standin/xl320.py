@@ -5,8 +5,11 @@ an Ergo Jr's motors: instruction packets in, status packets out, CRC-16 checked 
 ROBOTIS protocol 2.0 and XL-320 e-manuals (control table, status error byte, alarm shutdown), not from pypot.
 
 Supported instructions: PING, READ, WRITE, REBOOT, SYNC_READ, SYNC_WRITE (others answer "instruction error").
-Each motor moves its present position toward its goal at its moving speed while torque is on and its torque limit
-is above zero. Faults for tests: ``inject_hardware_error`` (e.g. overload -> alarm shutdown: torque limit 0, alert
+How the horns move is the emulator's ``motion``: by default (``None``) each motor moves its present position toward
+its goal at its moving speed while torque is on and its torque limit is above zero (kinematic, no dynamics: fast and
+exact, what the driver's tests need); ``poppy_standin.physics.PhysicsArm`` moves them by PyBullet physics of the
+arm instead (servo gains, torque caps, latency, backlash: the stand-in arm, ``adr-standin-arm``).
+Faults for tests: ``inject_hardware_error`` (e.g. overload -> alarm shutdown: torque limit 0, alert
 bit in every status packet until REBOOT), ``set_responding(False)`` (cable to the motors cut: packets are read,
 never answered) and ``unplug()`` / ``replug()`` (the serial adapter disappears: the pty is closed and its path
 removed; replug makes a new pty behind the same path, the motors keep their state as they stay powered).
@@ -14,21 +17,20 @@ removed; replug makes a new pty behind the same path, the motors keep their stat
 pypot flushes the serial output buffer before every packet; on a pty that discards bytes the emulator has not read
 yet. The reader thread therefore waits in ``select`` and drains the master side as soon as anything arrives.
 
-Standalone: ``python tests/poppy/xl320_emulator.py --link /tmp/ttyPOPPY`` serves six motors until Ctrl-C.
+Standalone: ``adr-standin-arm --link /tmp/ttyPOPPY`` (poppy_standin.cli) serves six motors until Ctrl-C.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import select
-import signal
 import threading
 import time
 import tty
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 HEADER = b"\xff\xff\xfd\x00"
 BROADCAST_ID = 0xFE
@@ -182,6 +184,30 @@ class Xl320Motor:
             velocity_units = (move / dt) / (SPEED_UNIT_DEG_S * POSITION_UNITS / POSITION_DEGREES) if dt > 0 else 0.0
         self._publish_motion(velocity_units)
 
+    # what a motion model reads and writes -------------------------------------------------------------------
+    @property
+    def goal_degrees(self) -> float:
+        """Goal position (motor frame, degrees)."""
+        return units_to_degrees(self.read16(A_GOAL_POSITION))
+
+    @property
+    def moving_speed_deg_s(self) -> float | None:
+        """Moving speed register in degrees/s; None = 0 = no speed control (the motor's no-load speed)."""
+        units = self.read16(A_MOVING_SPEED) & 0x3FF
+        return units * SPEED_UNIT_DEG_S if units else None
+
+    @property
+    def torque_fraction(self) -> float:
+        """Output available: 0 with torque off (compliant) or after an alarm shutdown, else torque limit / 1023."""
+        return self.read16(A_TORQUE_LIMIT) / 1023.0 if self.torque_enabled else 0.0
+
+    def publish(self, degrees: float, velocity_deg_s: float, load_fraction: float) -> None:
+        """Present position (motor frame, degrees), speed and load (signed fraction of the stall torque) as the
+        sensors report them: position in whole units, speed in 0.111 rpm units, load in 0.1 % units."""
+        self.position_units = min(max(degrees_to_units(degrees), 0), POSITION_UNITS)
+        self.external_load_percent = 100.0 * load_fraction
+        self._publish_motion(velocity_deg_s / SPEED_UNIT_DEG_S)
+
     def _publish_motion(self, velocity_units: float) -> None:
         self.write16(A_PRESENT_POSITION, round(self.position_units))
         self.write16(A_PRESENT_SPEED, signed_to_register(velocity_units))
@@ -189,15 +215,24 @@ class Xl320Motor:
         self.table[A_MOVING] = int(abs(velocity_units) > 0.5)
 
 
+class Motion(Protocol):
+    """What moves the horns: reads each motor's control table (goal, speed, torque), advances ``dt`` seconds and
+    writes the present position, speed and load back (``Xl320Motor.publish``)."""
+
+    def advance(self, motors: Mapping[int, Xl320Motor], dt: float) -> None: ...
+
+
 class Xl320Emulator:
-    """Motors ``ids`` behind one pty. Use as a context manager or call ``start()`` / ``stop()``."""
+    """Motors ``ids`` behind one pty. Use as a context manager or call ``start()`` / ``stop()``.
+    ``motion``: what moves the horns (None: each motor at its moving speed, no dynamics)."""
 
     def __init__(self, ids: Iterable[int] = range(1, 7), link: Path | str | None = None,
                  positions_deg: dict[int, float] | None = None, tick_s: float = 0.002,
-                 model_numbers: dict[int, int] | None = None) -> None:
+                 model_numbers: dict[int, int] | None = None, motion: Motion | None = None) -> None:
         positions_deg, model_numbers = positions_deg or {}, model_numbers or {}
         self.motors = {i: Xl320Motor(i, float(degrees_to_units(positions_deg.get(i, 0.0))),
                                      model_number=model_numbers.get(i, MODEL_NUMBER)) for i in ids}
+        self.motion = motion
         self.link = Path(link) if link is not None else None
         self.tick_s = tick_s
         self.lock = threading.RLock()
@@ -294,6 +329,14 @@ class Xl320Emulator:
             motor.position_units = float(degrees_to_units(degrees))
             motor.step(0.0)
 
+    def advance(self, dt: float) -> None:
+        """Move every horn by ``dt`` seconds (the serving thread calls this every tick, under ``lock``)."""
+        if self.motion is not None:
+            self.motion.advance(self.motors, dt)
+            return
+        for motor in self.motors.values():
+            motor.step(dt)
+
     # bus -------------------------------------------------------------------------------------------------------
     def _serve(self) -> None:
         assert self._master is not None
@@ -302,8 +345,7 @@ class Xl320Emulator:
             ready, _, _ = select.select([self._master], [], [], self.tick_s)
             now = time.monotonic()
             with self.lock:
-                for motor in self.motors.values():
-                    motor.step(now - last)
+                self.advance(now - last)
             last = now
             if not ready:
                 continue
@@ -398,20 +440,3 @@ class Xl320Emulator:
     def _status(self, motor_id: int, error: int, params: bytes = b"") -> bytes:
         alert = ALERT_BIT if self.motors[motor_id].hardware_error else 0
         return status_packet(motor_id, error | alert, params)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--link", default="/tmp/ttyPOPPY", help="stable path (symlink) to the emulated port")
-    parser.add_argument("--ids", type=int, nargs="+", default=list(range(1, 7)), help="motor ids on the bus")
-    args = parser.parse_args()
-    with Xl320Emulator(args.ids, link=args.link):
-        print(f"XL-320 bus with motors {args.ids} on {args.link}; Ctrl-C to stop", flush=True)
-        try:
-            signal.pause()
-        except KeyboardInterrupt:
-            pass
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,63 @@
+"""adr-standin-arm: a stand-in Poppy Ergo Jr on a pty, for dry runs of the deploy graph and transfer tests.
+
+    adr-standin-arm --link /tmp/ttyPOPPY &                            # the reference stand-in
+    adr_launch adr deploy_real.launch.py checkpoint:=runs/x port:=/tmp/ttyPOPPY
+    adr-standin-arm --link /tmp/ttyPOPPY --setting weak_torque --set latency_s=0.05
+
+Six XL-320 servos (ids 1-6) answer protocol 2.0 on the pty behind ``--link``; their horns move by PyBullet physics
+of the arm with the servo model of ``--setting`` (poppy_standin/config/standin.yaml: gains, torque caps, latency,
+backlash, chosen outside the training's ranges). ``--motion constant`` serves the kinematic bus instead (each horn at
+its moving speed, no dynamics: what the driver's tests use). Runs until Ctrl-C or SIGTERM.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from .settings import StandInError, load, parse_assignment
+from .xl320 import Xl320Emulator
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="adr-standin-arm", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--link", default="/tmp/ttyPOPPY", help="stable path (symlink) to the emulated port")
+    parser.add_argument("--setting", default="reference", help="named servo setting of the file (reference, "
+                                                               "weak_torque, ...)")
+    parser.add_argument("--file", type=Path, help="stand-in YAML (default: the packaged standin.yaml)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="change one servo key, e.g. latency_s=0.05 (repeatable)")
+    parser.add_argument("--motion", choices=("physics", "constant"), default="physics",
+                        help="physics: PyBullet arm (default); constant: horns at their moving speed, no dynamics")
+    parser.add_argument("--ids", type=int, nargs="+", default=list(range(1, 7)), help="motor ids on the bus")
+    args = parser.parse_args(argv)
+    try:
+        standin = load(args.setting, args.file, dict(parse_assignment(a) for a in args.set))
+    except StandInError as error:
+        print(f"adr-standin-arm: {error}", file=sys.stderr)
+        return 2
+    motion = None
+    if args.motion == "physics":
+        from .physics import PhysicsArm
+
+        motion = PhysicsArm(standin)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    with Xl320Emulator(args.ids, link=args.link, motion=motion):
+        what = (f"PyBullet physics, setting {standin.name}: {standin.servo}" if motion else
+                "constant speed, no dynamics")
+        print(f"adr-standin-arm: XL-320 motors {args.ids} on {args.link} ({what}); Ctrl-C to stop", flush=True)
+        stop.wait()
+    if motion is not None:
+        print(f"adr-standin-arm: stopped after {motion.steps} physics steps ({motion.dropped_s:.2f} s of wall time "
+              f"dropped while the machine stalled the bus thread)", flush=True)
+        motion.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
