@@ -1,12 +1,15 @@
 """adr-deploy-report: a policy's episodes on the arm (or the emulated bus) beside the simulator's at the same goals.
 
     adr-deploy-report runs/ergo/real_arm_steps.csv --out runs/ergo/real_report
+    adr-deploy-report --transfer runs/transfer --out runs/transfer/report    # many policies x arm settings
 
 Reads the policy runner's per-step log (``steps_file``; see ``policy_runner.step_log``) and writes
 ``real_vs_sim.md``/``.html``, ``real_vs_sim.csv`` (one row per episode) and figures: the task distance over each
 episode (arm vs simulator), final distances (arm against simulator, goal by goal) and the mean action gap per step.
 Only episodes with a simulated twin (random goals) are compared; clicked-goal episodes are listed on their own.
 Runs where matplotlib is installed (the workstation); the arm's computer only writes the CSV.
+``--transfer``: the paper's real-robot figure instead, final distance per method and setting over many deployed
+policies (``adr_deploy.transfer_report``).
 """
 from __future__ import annotations
 
@@ -248,14 +251,23 @@ def _share(value: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="adr-deploy-report", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("steps_file", help="the policy runner's steps CSV (steps_file:=, or <results>_steps.csv)")
-    parser.add_argument("--out", required=True, help="folder for real_vs_sim.md/.html/.csv and the figures")
+    parser.add_argument("steps_file", nargs="?",
+                        help="the policy runner's steps CSV (steps_file:=, or <results>_steps.csv)")
+    parser.add_argument("--transfer", metavar="DIR", help="instead: <DIR>/<setting>/<method>_seed<k>.jsonl results "
+                                                          "files -> final distance per method and setting")
+    parser.add_argument("--out", required=True, help="folder for the documents, CSV and figures")
     parser.add_argument("--threshold", type=float, default=SOLVED_DISTANCE,
                         help=f"success threshold [m] (default {SOLVED_DISTANCE:g}, both Ergo tasks)")
     args = parser.parse_args(argv)
+    if (args.steps_file is None) == (args.transfer is None):
+        parser.error("give either a steps file or --transfer DIR")
+    from .transfer_report import TransferError
+    from .transfer_report import build as build_transfer
+
     try:
-        files = build(args.steps_file, args.out, args.threshold)
-    except ReportError as error:
+        files = (build(args.steps_file, args.out, args.threshold) if args.transfer is None
+                 else build_transfer(args.transfer, args.out, args.threshold))
+    except (ReportError, TransferError) as error:
         print(f"adr-deploy-report: {error}", file=sys.stderr)
         return 2
     print(f"adr-deploy-report: {files['markdown']} and {files['html']}")
