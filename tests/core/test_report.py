@@ -39,8 +39,8 @@ def test_files_and_page(report):
     out = report.out_dir
     lunar, pusher = report.envs
     assert (lunar.env_id, pusher.env_id) == (LUNAR, PUSHER)
-    assert set(lunar.figures) == {"generalization", "learning_curves", "training_curves", "sampling_adr",
-                                  "sampling_udr", "sampler_dynamics"}
+    assert set(lunar.figures) == {"generalization", "generalization_solved", "learning_curves", "training_curves",
+                                  "sampling_adr", "sampling_udr", "sampler_dynamics"}
     assert set(pusher.figures) == {"heatmap_adr", "learning_curves", "training_curves", "sampling_adr",
                                    "sampler_dynamics"}
     for env in report.envs:
@@ -48,7 +48,7 @@ def test_files_and_page(report):
             assert [p.suffix for p in paths] == [".png", ".svg"] and all(p.stat().st_size > 5000 for p in paths)
             assert f"figures/{env.short_name}_{name}.png" in report.markdown.read_text()
     html = report.html.read_text()
-    assert html.count("<img ") == 11 and "<table>" in html
+    assert html.count("<img ") == 12 and "<table>" in html
     for run_name in ("LunarLander-v0_adr_seed0", "LunarLander-v0_adr_seed1", "LunarLander-v0_udr_seed0"):
         assert (out / "sweeps" / run_name / "sweep.npz").is_file()
 
@@ -77,6 +77,10 @@ def test_generalization_curve_is_the_mean_across_seeds_of_direct_sweeps(report, 
     solved = [line for line in ax.lines if line.get_label().startswith("solved")]
     assert len(solved) == 1 and list(solved[0].get_ydata()) == [200.0, 200.0]
     assert ax.get_xlabel() == "main_engine_power" and ax.get_ylabel() == "episode return"
+    shares = lines_by_gid(report.envs[0].figures["generalization_solved"].axes[0])
+    direct_solved = [100 * sweep(load_policy(tiny_runs(LUNAR, "adr", s)), grid, episodes=2, seeds=[0, 1],
+                                 workers=1).solved_fraction() for s in (0, 1)]
+    np.testing.assert_allclose(shares["mean:ADR"].get_ydata(), np.mean(direct_solved, axis=0), rtol=0, atol=1e-9)
 
 
 def test_learning_curves_are_the_evaluated_checkpoints(report):

@@ -168,6 +168,8 @@ def _figures(report: EnvReport, options: ReportOptions) -> tuple[dict[str, Figur
     if groups and next(iter(groups.values()))[0].grid.kind == "per_dimension":
         figures["generalization"] = generalization_figure(groups, space)
         captions["generalization"] = CAPTIONS["generalization"]
+        figures["generalization_solved"] = generalization_figure(groups, space, solved=True)
+        captions["generalization_solved"] = CAPTIONS["generalization_solved"]
     elif groups:
         for method, sweeps in groups.items():
             samples = np.concatenate([e.run.samples.physical for e in methods_of(report.evaluations)[method]])

@@ -19,6 +19,8 @@ CAPTIONS = {
     "generalization": "Generalization: the final deterministic policy over each randomized dimension (others at "
                       "default), mean ± std across seeds (one run: across its episodes); dashed: the solved "
                       "threshold; grey: training range; hatched: held-out hard range.",
+    "generalization_solved": "The same sweep as the share of solved episodes (%), mean ± std across seeds (one run: "
+                             "its share); grey: training range; hatched: held-out hard range.",
     "heatmap": "Final policy over a 2-D grid of the randomization space (colour: mean metric), with the sampler's "
                "proposals over the whole run as white contours (share of proposals per cell); black box: training "
                "range, magenta: hard range.",
