@@ -15,6 +15,7 @@ import numpy as np
 
 ENV_ID = "adr/LunarLander-v0"
 LANDED = 200.0  # mean return of the evaluation episodes (gymnasium's "solved" threshold)
+SOLVED_SHARE = 0.9  # the robot envs (no return threshold): solved share of the evaluation episodes
 CURVE_SEED, FINAL_SEED = 0, 1  # evaluation seed streams: learning-curve points, final evaluation
 
 
@@ -36,8 +37,15 @@ def evaluate_callable(policy: Callable[[np.ndarray], np.ndarray], episodes: int,
     return {"return_mean": float(np.mean(returns)), "solved_fraction": float(np.mean(solved))}
 
 
-def first_landing(curve: list[dict[str, Any]]) -> dict[str, Any] | None:
-    return next((point for point in curve if point["return_mean"] >= LANDED), None)
+def passes(point: dict[str, Any], env_id: str = ENV_ID) -> bool:
+    """An evaluation that counts as landed (LunarLander: mean return >= 200) or solved (the robot envs: >= 90 % of
+    its episodes meet the env's final-distance rule)."""
+    return bool(point["return_mean"] >= LANDED if env_id == ENV_ID else point["solved"] >= SOLVED_SHARE)
+
+
+def first_landing(curve: list[dict[str, Any]], env_id: str = ENV_ID) -> dict[str, Any] | None:
+    """The first evaluation that passes (``passes``), or None."""
+    return next((point for point in curve if passes(point, env_id)), None)
 
 
 def curve_from_evaluation_csv(path: Path) -> list[dict[str, Any]]:

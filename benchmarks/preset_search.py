@@ -29,15 +29,15 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 VARIANTS_FILE = HERE / "preset_variants.yaml"
-LANDED = 200.0  # LunarLander: mean return of a landing evaluation
-SOLVED = 0.9    # the robot envs (no return threshold): solved fraction of a "landing" evaluation
+sys.path.insert(0, str(HERE))
+
+import landing  # noqa: E402
 
 
 def passes(point: dict[str, Any]) -> bool:
-    """An evaluation point that counts as the run's landing point (see the module docstring)."""
-    if point.get("final_distance_mean") is None:
-        return bool(point["return_mean"] >= LANDED)
-    return bool(point["solved"] >= SOLVED)
+    """An evaluation point that counts as the run's landing point (landing.passes; a point with a final distance is
+    a robot env's)."""
+    return landing.passes(point, landing.ENV_ID if point.get("final_distance_mean") is None else "robot")
 
 
 def load_variants(path: Path = VARIANTS_FILE) -> dict[str, dict[str, Any]]:

@@ -1,23 +1,31 @@
-"""Time to land on LunarLander: this project's fast preset (in-process and as the node graph) against
-stable-baselines3 TD3 and SAC with RL-zoo's hyperparameters, on one machine, in one command.
+"""Time to land (LunarLander) or to solve (the robot envs): this project's fast preset (in-process and as the node
+graph) against stable-baselines3, on one machine, in one command.
 
     make bench-setup                                           # once: stable-baselines3 into .venv
     python benchmarks/time_to_land.py --seeds 0 1 2 --out runs/time_to_land     # hours on 2 cores (SB3 dominates)
     python benchmarks/time_to_land.py --runs ours ours_graph --seeds 0 1 2 3 4 --out runs/ttl   # the preset only
     python benchmarks/time_to_land.py --out runs/time_to_land --report-only   # tables + figure from finished runs
+    python benchmarks/time_to_land.py --preset ergo_reacher_adr_fast --seeds 0 1 2 --sb3-max-minutes 25 \
+        --out runs/ttl_ergo_reacher                                  # a robot env: time to solve
 
 Runs, one after the other (each a fresh process or process tree; a repeated command skips finished runs):
   ours        adr-train --config <preset> (ADR, one process)
   ours_graph  adr_launch adr train_sim.launch.py config:=<preset> instances:=1 (sampler, simulator, discriminator
               and trainer as separate processes over DDS, sync mode)
+  LunarLander (the default runs):
   sb3_td3     benchmarks/sb3_zoo_lander.py --algorithm td3 (RL-zoo hyperparameters, trained on the reference engine)
   sb3_sac     benchmarks/sb3_zoo_lander.py --algorithm sac
+  the robot envs (benchmarks/sb3_robot.py: SB3 SAC through ADRWrapper with uniform randomization):
+  sb3_sac_defaults     SB3's defaults (every robot env)
+  sb3_sac_zoo_reacher  RL-zoo's ReacherBulletEnv-v0 entry (ErgoReacher)
+  sb3_sac_zoo_mujoco   RL-zoo's MuJoCo defaults (Pusher3DOF)
 
 Every ``--eval-every`` agent steps (ours: at the first iteration boundary past each multiple) the deterministic
-policy plays ``--eval-episodes`` episodes at the reference engine (13), with the clock stopped; the same initial
-states for every run (benchmarks/landing.py). Training time = wall time minus evaluations (ours: the run's
-wall_time_s, start-up excluded). Rules, fixed before any run:
-  - time to land of a run: its training time at the first evaluation with mean return >= 200; a run that never
+policy plays ``--eval-episodes`` episodes at the reference setting (LunarLander: engine 13), with the clock stopped;
+the same initial states for every run (benchmarks/landing.py). Training time = wall time minus evaluations (ours: the
+run's wall_time_s, start-up excluded). Rules, fixed before any run:
+  - time to land of a run: its training time at the first evaluation with mean return >= 200 (the robot envs,
+    "time to solve": >= 90 % of the evaluation episodes solved by the env's final-distance rule); a run that never
     lands is censored at its training time ("> t");
   - per configuration: the median over seeds (censored runs count as infinitely slow);
   - ratio = median time to land of the faster SB3 configuration / that of ours; goal >= 3 with equal or better
@@ -28,8 +36,9 @@ wall_time_s, start-up excluded). Rules, fixed before any run:
     (this tie-break and the bound were made conservative on 2026-11-25, after the SB3 runs of seeds 110-112: before,
     ties went to TD3 and the bound was the longest censored time, which could overstate the ratio);
   - SB3 runs stop at the zoo's n_timesteps or after ``--sb3-max-minutes`` of training, whichever comes first;
-  - the fast preset's target (issue 13): a run meets it when its final policy has mean >= 200 and >= 90 % solved on
-    the final episodes and its training took <= 720 s (the preset may end earlier by its early stop).
+  - the fast preset's target: a run meets it when its final policy has >= 90 % solved (LunarLander: and mean >=
+    200) on the final episodes and its training took at most TARGET_TRAIN_S of its env (LunarLander 720 s,
+    ErgoReacher 600 s, Pusher3DOF and ErgoPusher 1200 s; the preset may end earlier by its early stop).
 Outputs in --out: one JSON per run, summary.json, summary.md and time_to_land.png (return vs training time).
 """
 from __future__ import annotations
@@ -41,6 +50,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -48,11 +58,26 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from landing import FINAL_SEED, LANDED, curve_from_evaluation_csv, evaluate_callable, first_landing  # noqa: E402
+from landing import ENV_ID, FINAL_SEED, LANDED, curve_from_evaluation_csv, evaluate_callable, first_landing  # noqa
 
-RUNS = ("ours", "ours_graph", "sb3_td3", "sb3_sac")
+RUNS = ("ours", "ours_graph", "sb3_td3", "sb3_sac", "sb3_sac_defaults", "sb3_sac_zoo_reacher", "sb3_sac_zoo_mujoco")
+DEFAULT_RUNS = {ENV_ID: ("ours", "ours_graph", "sb3_td3", "sb3_sac"),
+                "adr/ErgoReacher-v0": ("ours", "ours_graph", "sb3_sac_defaults", "sb3_sac_zoo_reacher"),
+                "adr/Pusher3DOF-v0": ("ours", "ours_graph", "sb3_sac_defaults", "sb3_sac_zoo_mujoco"),
+                "adr/ErgoPusher-v0": ("ours", "ours_graph", "sb3_sac_defaults")}
 LABELS = {"ours": "ours, in-process (adr-train)", "ours_graph": "ours, node graph (sync, 1 instance)",
-          "sb3_td3": "SB3 TD3, RL-zoo", "sb3_sac": "SB3 SAC, RL-zoo"}
+          "sb3_td3": "SB3 TD3, RL-zoo", "sb3_sac": "SB3 SAC, RL-zoo", "sb3_sac_defaults": "SB3 SAC, defaults",
+          "sb3_sac_zoo_reacher": "SB3 SAC, RL-zoo ReacherBulletEnv", "sb3_sac_zoo_mujoco": "SB3 SAC, RL-zoo MuJoCo"}
+TARGET_TRAIN_S = {ENV_ID: 720.0, "adr/ErgoReacher-v0": 600.0, "adr/Pusher3DOF-v0": 1200.0,
+                  "adr/ErgoPusher-v0": 1200.0}
+TARGET_RETURN, TARGET_SOLVED = 200.0, 0.9  # the return part: LunarLander only
+
+
+def preset_env(preset: str) -> str:
+    from adr_core.training.cli import resolve_experiment
+    from adr_core.training.config import TrainConfig
+
+    return TrainConfig.from_yaml(resolve_experiment(preset)).env_id
 
 
 def ours_overrides(args: argparse.Namespace) -> dict:
@@ -64,7 +89,8 @@ def run_ours(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict
     run_dir = work / f"{name}_s{seed}"
     log = work / f"{name}_s{seed}.log"
     overrides = ours_overrides(args)
-    env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    domain = args.domain_id + seed % 30  # --parallel: concurrent graphs of different seeds on their own domains
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     if name == "ours":
         command = ["adr-train", "--config", args.preset, "--out", str(run_dir), "--seed", str(seed)]
         command += [f"--set={key}={json.dumps(value)}" for key, value in overrides.items()]
@@ -84,11 +110,14 @@ def run_ours(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict
         last = handle.read().strip().splitlines()
     header, final_row = last[0].split(","), last[-1].split(",")
     metrics = dict(zip(header, final_row))
+    from adr_core.envs import make_env
+
     policy = load_policy(run_dir)
-    final = evaluate_callable(policy.policy(), args.final_episodes, FINAL_SEED)
+    final = evaluate_callable(policy.policy(), args.final_episodes, FINAL_SEED, make_env(args.env))
     return {"name": name, "seed": seed, "agent_steps": int(metrics["agent_steps"]),
             "train_s": float(metrics["wall_time_s"]), "evaluation_s": sum(p["evaluation_s"] for p in curve),
-            "command_s": total_s, "stopped": stop_reason(run_dir), "curve": curve, "landed": first_landing(curve),
+            "command_s": total_s, "stopped": stop_reason(run_dir), "curve": curve,
+            "landed": first_landing(curve, args.env),
             "final_return_mean": final["return_mean"], "final_solved": final["solved_fraction"],
             "run_dir": str(run_dir)}
 
@@ -102,10 +131,14 @@ def stop_reason(run_dir: Path) -> str:
 
 def run_sb3(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict:
     out = work / f"{name}_s{seed}.sb3.json"
-    command = [sys.executable, str(HERE / "sb3_zoo_lander.py"), "--algorithm", name.removeprefix("sb3_"),
-               "--seed", str(seed), "--eval-every", str(args.eval_every), "--eval-episodes", str(args.eval_episodes),
-               "--final-episodes", str(args.final_episodes), "--max-minutes", str(args.sb3_max_minutes),
-               "--threads", str(args.sb3_threads), "--json", str(out)]
+    if name in ("sb3_td3", "sb3_sac"):  # LunarLander, RL-zoo's entries
+        command = [sys.executable, str(HERE / "sb3_zoo_lander.py"), "--algorithm", name.removeprefix("sb3_")]
+    else:
+        command = [sys.executable, str(HERE / "sb3_robot.py"), "--env", args.env,
+                   "--hyper", name.removeprefix("sb3_sac_")]
+    command += ["--seed", str(seed), "--eval-every", str(args.eval_every), "--eval-episodes", str(args.eval_episodes),
+                "--final-episodes", str(args.final_episodes), "--max-minutes", str(args.sb3_max_minutes),
+                "--threads", str(args.sb3_threads), "--json", str(out)]
     started = time.perf_counter()
     with open(work / f"{name}_s{seed}.log", "w") as log:
         code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
@@ -114,19 +147,16 @@ def run_sb3(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict:
     return {**json.loads(out.read_text()), "command_s": time.perf_counter() - started}
 
 
-TARGET_TRAIN_S, TARGET_RETURN, TARGET_SOLVED = 720.0, 200.0, 0.9
-
-
-def meets_target(result: dict) -> bool:
-    return (result["final_return_mean"] >= TARGET_RETURN and result["final_solved"] >= TARGET_SOLVED
-            and result["train_s"] <= TARGET_TRAIN_S)
+def meets_target(result: dict, env_id: str = ENV_ID) -> bool:
+    return ((env_id != ENV_ID or result["final_return_mean"] >= TARGET_RETURN)
+            and result["final_solved"] >= TARGET_SOLVED and result["train_s"] <= TARGET_TRAIN_S[env_id])
 
 
 def time_to_land(result: dict) -> float:
     return result["landed"]["train_s"] if result["landed"] else math.inf
 
 
-def summarize(results: list[dict]) -> dict:
+def summarize(results: list[dict], env_id: str = ENV_ID) -> dict:
     by_name: dict[str, list[dict]] = {}
     for r in results:
         by_name.setdefault(r["name"], []).append(r)
@@ -149,8 +179,8 @@ def summarize(results: list[dict]) -> dict:
                        "mean_final_solved": float(np.mean([r["final_solved"] for r in runs])),
                        "train_s": [r["train_s"] for r in runs], "evaluation_s": [r["evaluation_s"] for r in runs],
                        "stopped": [r.get("stopped", "budget") for r in runs],
-                       "target_met": [meets_target(r) for r in runs]}
-    sb3 = [n for n in ("sb3_td3", "sb3_sac") if n in table]
+                       "target_met": [meets_target(r, env_id) for r in runs]}
+    sb3 = [n for n in table if n.startswith("sb3_")]
     verdicts = {}
     if sb3:
         fastest = min(sb3, key=lambda n: (table[n]["median_time_to_land_s"], table[n]["median_lower_bound_s"]))
@@ -195,36 +225,57 @@ def markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def figure(results: list[dict], path: Path) -> None:
+def figure(results: list[dict], path: Path, env_id: str = ENV_ID) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colors = {"ours": "tab:blue", "ours_graph": "tab:cyan", "sb3_td3": "tab:orange", "sb3_sac": "tab:red"}
+    colors = {"ours": "tab:blue", "ours_graph": "tab:cyan", "sb3_td3": "tab:orange", "sb3_sac": "tab:red",
+              "sb3_sac_defaults": "tab:red", "sb3_sac_zoo_reacher": "tab:orange", "sb3_sac_zoo_mujoco": "tab:orange"}
+    lander = env_id == ENV_ID
     fig, ax = plt.subplots(figsize=(8, 4.5))
     seen = set()
     for r in sorted(results, key=lambda r: (r["name"], r["seed"])):
         if not r["curve"]:
             continue
         minutes = [p["train_s"] / 60 for p in r["curve"]]
-        ax.plot(minutes, [p["return_mean"] for p in r["curve"]], color=colors[r["name"]], alpha=0.8, lw=1.2,
+        values = [p["return_mean"] if lander else 100 * p["solved"] for p in r["curve"]]
+        ax.plot(minutes, values, color=colors[r["name"]], alpha=0.8, lw=1.2,
                 label=None if r["name"] in seen else LABELS[r["name"]])
         seen.add(r["name"])
-    ax.axhline(LANDED, color="k", ls="--", lw=0.8)
+    ax.axhline(LANDED if lander else 100 * TARGET_SOLVED, color="k", ls="--", lw=0.8)
     ax.set_xlabel("training time (min, evaluation excluded)")
-    ax.set_ylabel("mean return, 10 reference episodes")
-    ax.set_ylim(-400, 320)
-    ax.set_title("LunarLander: time to land (one line per seed)")
+    if lander:
+        ax.set_ylabel("mean return, 10 reference episodes")
+        ax.set_ylim(-400, 320)
+        ax.set_title("LunarLander: time to land (one line per seed)")
+    else:
+        ax.set_ylabel("solved reference episodes (%)")
+        ax.set_ylim(-3, 103)
+        ax.set_title(f"{env_id}: time to solve (one line per seed)")
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
+def run_and_save(name: str, seed: int, args: argparse.Namespace) -> None:
+    """One run (a child process or process tree) and its JSON record in ``args.out``."""
+    print(f"[time_to_land] {name} seed {seed} ...", flush=True)
+    runner = run_sb3 if name.startswith("sb3_") else run_ours
+    result = runner(name, seed, args, args.out)
+    (args.out / f"{name}_s{seed}.json").write_text(json.dumps(result))
+    landed = result["landed"]
+    outcome = (f"landed at {landed['train_s']:.0f} s ({landed['agent_steps']} steps)" if landed
+               else "never landed")
+    print(f"[time_to_land] {name} seed {seed}: {outcome}, final solved {result['final_solved']:.2f}, "
+          f"return {result['final_return_mean']:.0f}, {result['train_s']:.0f} s of training", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", nargs="+", default=list(RUNS), choices=RUNS)
+    parser.add_argument("--runs", nargs="+", choices=RUNS, help="default: those of the preset's env (see above)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--preset", default="lunar_lander_adr_fast", help="our packaged experiment (or YAML path)")
     parser.add_argument("--eval-every", type=int, default=10_000, help="agent steps between evaluations")
@@ -232,35 +283,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--final-episodes", type=int, default=30)
     parser.add_argument("--sb3-max-minutes", type=float, default=60.0)
     parser.add_argument("--sb3-threads", type=int, default=2, help="torch threads of the SB3 runs")
+    parser.add_argument("--parallel", type=int, default=1, help="runs at once (each its own process tree)")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--report-only", action="store_true", help="only summarize the runs already in --out")
     parser.add_argument("--domain-id", type=int, default=150 + os.getpid() % 50)
     args = parser.parse_args(argv)
+    args.env = preset_env(args.preset)
+    args.runs = args.runs or list(DEFAULT_RUNS[args.env])
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
-        for seed in args.seeds:  # seed-major: an interrupted command leaves comparable sets behind
-            for name in args.runs:
-                path = args.out / f"{name}_s{seed}.json"
-                if path.is_file():
-                    continue
-                print(f"[time_to_land] {name} seed {seed} ...", flush=True)
-                runner = run_sb3 if name.startswith("sb3_") else run_ours
-                result = runner(name, seed, args, args.out)
-                path.write_text(json.dumps(result))
-                landed = result["landed"]
-                outcome = (f"landed at {landed['train_s']:.0f} s ({landed['agent_steps']} steps)" if landed
-                           else "never landed")
-                print(f"[time_to_land] {name} seed {seed}: {outcome}, final solved {result['final_solved']:.2f}, "
-                      f"return {result['final_return_mean']:.0f}, {result['train_s']:.0f} s of training", flush=True)
+        # seed-major: an interrupted command leaves comparable sets behind
+        jobs = [(name, seed) for seed in args.seeds for name in args.runs
+                if not (args.out / f"{name}_s{seed}.json").is_file()]
+        with ThreadPoolExecutor(max(1, args.parallel)) as pool:
+            for _ in pool.map(lambda job: run_and_save(*job, args), jobs):
+                pass
     results = [json.loads(p.read_text()) for p in sorted(args.out.glob("*_s*.json"))
                if not p.name.endswith(".sb3.json")]
     if not results:
         parser.error(f"no finished runs in {args.out}")
-    summary = summarize(results)
+    summary = summarize(results, args.env)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     text = markdown(summary)
     (args.out / "summary.md").write_text(text)
-    figure(results, args.out / "time_to_land.png")
+    figure(results, args.out / "time_to_land.png", args.env)
     print(text)
     return 0
 

@@ -1,0 +1,109 @@
+"""stable-baselines3 SAC on a robot env of this project, uniformly randomized through ``ADRWrapper``: one
+time-to-solve run (benchmarks/time_to_land.py runs it beside this project's preset).
+
+    python benchmarks/sb3_robot.py --env adr/ErgoReacher-v0 --hyper defaults --seed 0 --json run.json
+
+``--hyper``:
+  defaults      SB3 SAC as shipped (2.9.2): net [256, 256], lr 3e-4, batch 256, buffer 1e6, learning_starts 100,
+                tau 0.005, gamma 0.99, train_freq 1, gradient_steps 1, ent_coef auto
+  zoo_reacher   RL-zoo's SAC entry for ReacherBulletEnv-v0 (hyperparams/sac.yml, the PyBullet reacher closest to
+                ErgoReacher; it inherits the "pybullet-defaults"): net [400, 300], lr 7.3e-4, buffer 300000, batch
+                256, ent_coef auto, gamma 0.98, tau 0.02, train_freq 8, gradient_steps 8, learning_starts 10000,
+                use_sde with log_std_init -3, n_timesteps 3e5
+  zoo_mujoco    RL-zoo's MuJoCo defaults (the entry HalfCheetah/Ant/Hopper share; the zoo has no Pusher entry):
+                SB3 defaults with learning_starts 10000, n_timesteps 1e6
+The env is ``adr_core.envs.make_env(--env)`` wrapped in ``ADRWrapper`` around an ``ADRLoop`` with the ``udr``
+sampler (uniform over the training range, new settings every episode) and ``ADRCallback`` (docs/adr_any_learner.md).
+Every ``--eval-every`` env steps the clock stops and the deterministic policy plays ``--eval-episodes`` reference
+episodes (the same initial states as this project's runs: benchmarks/landing.py); the run ends at n_timesteps or
+after ``--max-minutes`` of training time; then ``--final-episodes`` episodes of the final policy.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from landing import CURVE_SEED, FINAL_SEED, evaluate_callable, first_landing  # noqa: E402
+
+HYPER = {
+    "defaults": {"n_timesteps": 1_000_000, "kwargs": {}},
+    "zoo_reacher": {"n_timesteps": 300_000, "kwargs": dict(
+        learning_rate=7.3e-4, buffer_size=300_000, batch_size=256, ent_coef="auto", gamma=0.98, tau=0.02,
+        train_freq=8, gradient_steps=8, learning_starts=10_000, use_sde=True,
+        policy_kwargs=dict(log_std_init=-3, net_arch=[400, 300]))},
+    "zoo_mujoco": {"n_timesteps": 1_000_000, "kwargs": dict(learning_starts=10_000)},
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from stable_baselines3 import SAC
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+
+    from adr_core import ADRLoop, ADRWrapper
+    from adr_core.envs import make_env
+    from adr_core.integrations.sb3 import ADRCallback
+    from adr_core.training.config import TrainConfig
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", default="adr/ErgoReacher-v0")
+    parser.add_argument("--hyper", choices=sorted(HYPER), default="defaults")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-every", type=int, default=10_000)
+    parser.add_argument("--eval-episodes", type=int, default=10)
+    parser.add_argument("--final-episodes", type=int, default=50)
+    parser.add_argument("--max-minutes", type=float, default=30.0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--json", type=Path, required=True)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+
+    loop = ADRLoop.from_config(TrainConfig(env_id=args.env, sampler="udr", seed=args.seed))
+    train_env, eval_env = ADRWrapper(make_env(args.env), loop), make_env(args.env)
+    model = SAC("MlpPolicy", train_env, seed=args.seed, device="cpu", verbose=0, **HYPER[args.hyper]["kwargs"])
+    curve: list[dict] = []
+    clock = {"start": 0.0, "eval": 0.0}
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        return model.predict(obs, deterministic=True)[0]
+
+    class EveryNSteps(BaseCallback):
+        def _on_training_start(self) -> None:
+            clock["start"] = time.perf_counter()
+            self.next_eval = args.eval_every
+
+        def _on_step(self) -> bool:
+            train_s = time.perf_counter() - clock["start"] - clock["eval"]
+            if self.num_timesteps >= self.next_eval:
+                self.next_eval += args.eval_every
+                started = time.perf_counter()
+                score = evaluate_callable(policy, args.eval_episodes, CURVE_SEED, eval_env)
+                seconds = time.perf_counter() - started
+                clock["eval"] += seconds
+                curve.append({"agent_steps": self.num_timesteps, "train_s": train_s, "evaluation_s": seconds,
+                              "return_mean": score["return_mean"], "solved": score["solved_fraction"]})
+                print(f"sb3 sac {args.hyper} s{args.seed}: {curve[-1]}", flush=True)
+            return train_s < 60.0 * args.max_minutes
+
+    n_timesteps = HYPER[args.hyper]["n_timesteps"]
+    model.learn(total_timesteps=n_timesteps, callback=CallbackList([ADRCallback(loop), EveryNSteps()]))
+    train_s = time.perf_counter() - clock["start"] - clock["eval"]
+    final = evaluate_callable(policy, args.final_episodes, FINAL_SEED, eval_env)
+    result = {"name": f"sb3_sac_{args.hyper}", "env_id": args.env, "seed": args.seed,
+              "agent_steps": int(model.num_timesteps), "train_s": train_s, "evaluation_s": clock["eval"],
+              "threads": args.threads, "stopped": "budget" if model.num_timesteps >= n_timesteps else "time cap",
+              "curve": curve, "landed": first_landing(curve, args.env), "final_return_mean": final["return_mean"],
+              "final_solved": final["solved_fraction"]}
+    args.json.write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
