@@ -102,3 +102,48 @@ def test_method_replaces_the_config_sampler_and_env_must_agree_with_it() -> None
     assert refused.stderr.strip().splitlines() == [
         "adr_launch: train_sim: env:=adr/LunarLander-v0 contradicts config:=ergo_reacher_adr, a config of "
         "adr/ErgoReacher-v0; drop env:= or choose a config of adr/LunarLander-v0 (adr-train --list)"]
+
+
+def _python_node(name: str, code: str, required: bool = True, shutdown_timeout: float = 10.0):
+    from adr.graph import NodeSpec
+
+    return NodeSpec("adr", "unused", name, required=required, shutdown_timeout=shutdown_timeout,
+                    arguments=(code,))
+
+
+def _run_python_graph(monkeypatch: pytest.MonkeyPatch, specs: list, capsys: pytest.CaptureFixture) -> tuple[int, str]:
+    """run_graph with each spec's command replaced by ``python -c <its first argument>``: real processes, real
+    signals, no ROS."""
+    import sys
+
+    from adr import launcher
+
+    monkeypatch.setattr(launcher, "node_command", lambda spec: [sys.executable, "-c", spec.arguments[0]])
+    code = launcher.run_graph(GRAPHS["train_sim"], specs, dict(__import__("os").environ))
+    return code, capsys.readouterr().out
+
+
+def test_a_required_node_killed_by_a_signal_makes_the_launch_exit_128_plus_the_signal(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    dies = "import os, signal, time; time.sleep(0.3); os.kill(os.getpid(), signal.SIGKILL)"
+    waits = "import time\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    pass"
+    code, output = _run_python_graph(monkeypatch, [_python_node("adr_sampler", dies),
+                                                   _python_node("adr_trainer", waits)], capsys)
+    assert code == 137, output  # 128 + SIGKILL, as a shell reports it (not -9 & 0xFF = 247)
+    assert "[adr_launch] adr_sampler exited with code -9" in output
+    code, output = _run_python_graph(monkeypatch, [_python_node("adr_trainer", "raise SystemExit(3)")], capsys)
+    assert code == 3, output
+
+
+def test_a_required_node_that_ignores_ctrl_c_is_killed_and_the_launch_says_so(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import os
+    import threading
+
+    stubborn = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"
+    threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()  # the user's Ctrl-C
+    code, output = _run_python_graph(monkeypatch, [_python_node("adr_trainer", stubborn, shutdown_timeout=1.0)],
+                                     capsys)
+    assert code == 137, output
+    assert "adr_trainer ignored Ctrl-C for 1 s; killing it" in output
+    assert "adr_trainer had to be killed: whatever it had not written yet (a final checkpoint) is lost" in output

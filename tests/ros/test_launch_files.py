@@ -173,6 +173,9 @@ def test_a_required_node_that_fails_stops_the_graph_and_sets_the_exit_code(launc
     # later exits (the others, stopped by that shutdown) do not change it
     bridge.required_node_exited("poppy_driver", types.SimpleNamespace(returncode=-2), stopping)
     assert bridge._exit_code == {"code": 2} and len(registered) == 1
+    monkeypatch.setattr(bridge, "_exit_code", {})  # killed by SIGKILL: 128 + 9, as a shell reports it
+    bridge.required_node_exited("adr_trainer", types.SimpleNamespace(returncode=-9), running)
+    assert bridge._exit_code == {"code": 137}
 
 
 def test_after_ctrl_c_or_a_clean_finish_the_exit_code_stays_zero(launch_api: bool,

@@ -85,6 +85,12 @@ class Graph:
         return [replace(spec, env={**env, **spec.env}) for spec in self.build(values)]
 
 
+def exit_status(returncode: int) -> int:
+    """A node's return code as a shell reports it: its own exit code, or 128 + s when signal s killed it
+    (Python's Popen gives -s; ``-9 & 0xFF`` would be 247, which no script tests for)."""
+    return 128 - returncode if returncode < 0 else returncode & 0xFF
+
+
 # After Ctrl-C the trainer completes the agent update it is in (1000 updates of batch 1000 take ~30 s on 2 CPU
 # cores) and checkpoints that iteration, so it gets more time than the launch default of 5 s before SIGTERM.
 TRAINER_SHUTDOWN_S = 300.0

@@ -6,7 +6,7 @@ Under ``ros2 launch`` the graph behaves as under ``adr_launch``:
 - a ``name:=value`` that is not one of the graph's arguments is refused (one line listing the known ones), and a
   value of the wrong form names its argument; ``ros2 launch`` then exits 1 (an error while loading);
 - when a required node exits by itself (not during a shutdown), the graph stops and ``ros2 launch`` exits with that
-  node's exit code. The launch service itself returns 0 after a ``Shutdown`` action, so the code is kept here and
+  node's exit code (128 + s when signal s killed it, as a shell reports it: ``graph.exit_status``). The launch service itself returns 0 after a ``Shutdown`` action, so the code is kept here and
   the process ends with it once ``ros2 launch`` has finished (``atexit``, after its own clean-up);
 - a node that ``serves`` another (sampler and discriminator serve the trainer's final checkpoint) is killed when it
   is still running ``SERVED_EXIT_GRACE_S`` after that node exited: a hung sampler does not hold Ctrl-C for its
@@ -28,7 +28,7 @@ from launch.event_handlers import OnProcessExit
 from launch.events.process import ProcessExited
 from launch_ros.actions import Node
 
-from adr.graph import SERVED_EXIT_GRACE_S, Graph, NodeSpec, graph_for_launch_file
+from adr.graph import SERVED_EXIT_GRACE_S, Graph, NodeSpec, exit_status, graph_for_launch_file
 from launch import LaunchContext, LaunchDescription
 
 _exit_code: dict[str, int] = {}  # "code": the exit code of the first required node that stopped the graph
@@ -69,7 +69,7 @@ def graph_arguments(graph: Graph, configurations: Mapping[str, str]) -> dict[str
 def required_node_exited(name: str, event: ProcessExited, context: LaunchContext) -> list[Shutdown]:
     """A required node ended: stop the graph and, unless it was stopping anyway, end with its exit code."""
     if not context.is_shutdown and "code" not in _exit_code:
-        _exit_code["code"] = int(event.returncode)
+        _exit_code["code"] = exit_status(int(event.returncode))
         if event.returncode != 0:
             atexit.register(_exit_with_recorded_code)
     return [Shutdown(reason=f"{name} exited with code {event.returncode}")]
@@ -95,7 +95,7 @@ def kill_if_running(helper: Any, name: str) -> None:
 def _exit_with_recorded_code() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(_exit_code["code"] & 0xFF)
+    os._exit(_exit_code["code"])
 
 
 def _node(spec: NodeSpec) -> Node:

@@ -30,7 +30,7 @@ import yaml
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix
 
 from adr import dds_interfaces
-from adr.graph import GRAPHS, SERVED_EXIT_GRACE_S, Graph, NodeSpec, graph_for_launch_file
+from adr.graph import GRAPHS, SERVED_EXIT_GRACE_S, Graph, NodeSpec, exit_status, graph_for_launch_file
 
 RESPAWN_DELAY_S = 2.0
 
@@ -117,22 +117,28 @@ def run_graph(graph: Graph, specs: list[NodeSpec], env: dict[str, str]) -> int:
                 print(f"[adr_launch] {entry.spec.name} exited with code {code}", flush=True)
                 running.remove(entry)
                 if entry.spec.required:
-                    status = code
+                    status = exit_status(code)
                     stop.set()
                 elif entry.spec.respawn and not stop.is_set():
                     time.sleep(RESPAWN_DELAY_S)
                     running.append(_start(entry.spec, env))
             stop.wait(0.2)
     finally:
-        _shutdown(running)
+        killed = _shutdown(running)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if killed and status == 0:
+        print(f"[adr_launch] {', '.join(killed)} had to be killed: whatever it had not written yet (a final "
+              f"checkpoint) is lost; exiting {exit_status(-signal.SIGKILL)}", flush=True)
+        return exit_status(-signal.SIGKILL)
     return status
 
 
-def _shutdown(running: list[_Running]) -> None:
+def _shutdown(running: list[_Running]) -> list[str]:
     """Ctrl-C to every node; each gets its ``shutdown_timeout``, or ``SERVED_EXIT_GRACE_S`` after the node it
-    ``serves`` has exited (a hung sampler does not hold the graph for the trainer's 300 s); then SIGKILL."""
+    ``serves`` has exited (a hung sampler does not hold the graph for the trainer's 300 s); then SIGKILL.
+    Returns the required nodes that had to be killed."""
+    killed = []
     for entry in running:
         if entry.process.poll() is None:
             entry.process.send_signal(signal.SIGINT)
@@ -157,10 +163,13 @@ def _shutdown(running: list[_Running]) -> None:
                       flush=True)
                 os.killpg(entry.process.pid, signal.SIGKILL)
                 entry.process.wait()
+                if entry.spec.required and not entry.spec.serves:
+                    killed.append(entry.spec.name)
                 exited[entry.spec.name] = time.monotonic()
                 entry.pump.join(timeout=1)
                 pending.remove(entry)
         time.sleep(0.05)
+    return killed
 
 
 def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:
