@@ -6,8 +6,9 @@ Under ``ros2 launch`` the graph behaves as under ``adr_launch``:
 - a ``name:=value`` that is not one of the graph's arguments is refused (one line listing the known ones), and a
   value of the wrong form names its argument; ``ros2 launch`` then exits 1 (an error while loading);
 - when a required node exits by itself (not during a shutdown), the graph stops and ``ros2 launch`` exits with that
-  node's exit code (128 + s when signal s killed it, as a shell reports it: ``graph.exit_status``). The launch service itself returns 0 after a ``Shutdown`` action, so the code is kept here and
-  the process ends with it once ``ros2 launch`` has finished (``atexit``, after its own clean-up);
+  node's exit code (128 + s when signal s killed it, as a shell reports it: ``graph.exit_status``). The launch
+  service itself returns 0 after a ``Shutdown`` action, so the code is kept here and the process ends with it once
+  ``ros2 launch`` has finished (``atexit``, after its own clean-up);
 - a node that ``serves`` another (sampler and discriminator serve the trainer's final checkpoint) is killed when it
   is still running ``SERVED_EXIT_GRACE_S`` after that node exited: a hung sampler does not hold Ctrl-C for its
   300 s ``sigterm_timeout``. (A ``TimerAction`` would be cancelled by the shutdown in progress, so the launch
