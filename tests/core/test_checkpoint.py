@@ -1,6 +1,8 @@
 """Checkpoints: atomic write, weights_only load, clear errors for corrupt or mismatched files, bootstrapping."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -49,6 +51,16 @@ def test_corrupt_checkpoints_raise_a_clear_error(saved_run, tmp_path, damage):
         load_checkpoint(bad)
     with pytest.raises(CheckpointError, match="no checkpoint"):
         load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_a_file_holding_objects_is_refused_without_torchs_advice_to_load_it_unsafely(tmp_path):
+    path = tmp_path / "objects.pt"
+    torch.save({"format": 1, "where": Path("/")}, path)  # a pickled object: weights_only refuses it
+    with pytest.raises(CheckpointError) as refused:
+        load_checkpoint(path)
+    message = str(refused.value)
+    assert "holds more than tensors and plain data" in message
+    assert "weights_only=False" not in message and "Re-running" not in message
 
 
 def test_resuming_with_a_different_config_names_the_differing_keys(saved_run):

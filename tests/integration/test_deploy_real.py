@@ -234,14 +234,20 @@ def _point(frame: str, x: float, y: float, z: float) -> PointStamped:
     return msg
 
 
-def test_a_bad_checkpoint_stops_the_graph_with_a_reason(ros_env: dict[str, str], tmp_path: Path) -> None:
+def test_a_bad_checkpoint_is_refused_before_any_node_starts(ros_env: dict[str, str], tmp_path: Path) -> None:
     garbage = tmp_path / "latest.pt"
     garbage.write_bytes(b"\x80\x02 this is not a checkpoint")
-    done = deploy(ros_env, f"checkpoint:={garbage}", "dry_run:=true")
-    output = done.stdout + done.stderr
-    assert done.returncode == 2, output
-    assert "cannot start:" in output and "is corrupt or not an adr_core checkpoint" in output
-    assert "Traceback" not in output
+    link = tmp_path / "ttyPOPPY"
+    with Xl320Emulator(link=link) as emulator:  # a port that answers: nothing may reach it
+        for checkpoint, reason in ((garbage, "is corrupt or not an adr_core checkpoint"),
+                                   (tmp_path / "nonexistent", "no run directory or checkpoint at")):
+            done = deploy(ros_env, f"checkpoint:={checkpoint}", f"port:={link}")
+            assert done.returncode == 2, done.stdout + done.stderr
+            assert done.stderr.strip().splitlines() == [done.stderr.strip()]  # one line
+            assert done.stderr.startswith(f"adr_launch: deploy_real: checkpoint:={checkpoint}: ")
+            assert reason in done.stderr
+            assert "started" not in done.stdout and "Traceback" not in done.stdout + done.stderr
+        assert sum(emulator.instructions.values()) == 0
     missing = deploy(ros_env)
     assert missing.returncode == 2 and "checkpoint:= is required" in missing.stderr
 

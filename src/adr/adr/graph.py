@@ -341,6 +341,13 @@ DEPLOY_REAL_ARGUMENTS = (
 def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
     if not args["checkpoint"]:
         raise ValueError("checkpoint:= is required (a run directory or checkpoint file of an Ergo policy)")
+    # checked before any node starts or any port opens: the file, its env (an Ergo task), its spec
+    from adr_deploy.policy_runner.loading import load_deployable
+
+    try:
+        load_deployable(args["checkpoint"])
+    except ValueError as error:
+        raise ValueError(f"deploy_real: checkpoint:={args['checkpoint']}: {error}") from None
     driver: dict[str, Any] = {"rate": float(args["driver_rate"]), "connect_timeout": float(args["connect_timeout"])}
     if args["dry_run"] == "true":
         driver["simulator"] = "dummy"

@@ -19,9 +19,7 @@ import math
 from collections import deque
 from collections.abc import Mapping
 
-import pybullet as pb
-
-from adr_core.envs.ergo_jr import PHYSICS_DT, ErgoJrSim
+from adr_core.envs.ergo_jr import PHYSICS_DT, ErgoJrSim, pb
 from adr_core.envs.ergo_reacher import BASE_POSITION
 
 from .settings import StandIn, Wire

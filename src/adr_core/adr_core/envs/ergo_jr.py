@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pybullet as pb
 
 from .asset_paths import ERGO_JR_URDF
+from .quiet_pybullet import import_pybullet
 from .sim_to_real import SimToReal
+
+pb = import_pybullet()
 
 JOINT_NAMES: tuple[str, ...] = ("m1", "m2", "m3", "m4", "m5", "m6")
 END_EFFECTOR_LINK = "end_effector"

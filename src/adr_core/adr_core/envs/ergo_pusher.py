@@ -22,14 +22,16 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import pybullet as pb
 from gymnasium import spaces
 
 from ..randomization import RandomizationSpace, load_space
 from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv
 from .ergo_jr import SOLVED_DISTANCE as SOLVED_DISTANCE  # each env module names its solved threshold
+from .quiet_pybullet import import_pybullet
 from .randomized import RandomizedEnvMixin
 from .sim_to_real import sim_to_real_dimensions
+
+pb = import_pybullet()
 
 ENV_ID = "adr/ErgoPusher-v0"
 FRICTIONLOSS, DAMPING = "puck_frictionloss", "puck_damping"

@@ -45,8 +45,11 @@ def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") 
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # noqa: BLE001 - the unpickler raises many kinds (IndexError, EOFError, ...) on bad bytes
+        reason = str(exc).splitlines()[0] if str(exc) else ""
+        if reason.startswith("Weights only load failed"):  # torch's advice to retry unsafely is not for us
+            reason = "it holds more than tensors and plain data, and is read with weights_only=True only"
         raise CheckpointError(f"{path} is corrupt or not an adr_core checkpoint ({type(exc).__name__}: "
-                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+                              f"{reason})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
         raise CheckpointError(f"{path} is not an adr_core checkpoint of format {FORMAT!r} (found {found!r})")
