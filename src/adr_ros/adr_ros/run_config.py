@@ -47,10 +47,6 @@ def declare_run(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig
             description="torch.set_num_threads for this process; 0: the run config's torch_threads", read_only=True
         ),
     ).value
-    run_id = node.declare_parameter(
-        "run_id", "", ParameterDescriptor(
-            description="The run id this node's messages carry and it accepts (a node started on its own; the "
-                        "launchers put it in run_spec). Empty: run_spec's, else the empty id", read_only=True)).value
     spec_text = node.declare_parameter(
         "run_spec", "", ParameterDescriptor(
             description="The run's resolved specification (JSON, adr_core.run_spec), computed once by the launcher; "
@@ -61,8 +57,13 @@ def declare_run(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig
     else:
         config = build_config(config_file, overrides)
         spec = RunSpec.resolve(config)
-    if run_id:
-        if spec.run_id and spec.run_id != run_id:
+    # declared once the spec is known, so that `ros2 param get <node> run_id` shows the id the node enforces
+    run_id = node.declare_parameter(
+        "run_id", spec.run_id, ParameterDescriptor(
+            description="The run id this node's messages carry and it accepts (a node started on its own; the "
+                        "launchers put it in run_spec). Default: run_spec's, else the empty id", read_only=True)).value
+    if run_id != spec.run_id:
+        if spec.run_id:
             raise ConfigError(f"run_id {run_id!r} differs from the run id {spec.run_id!r} in run_spec: give one")
         spec = dataclasses.replace(spec, run_id=check_run_id(run_id))
     threads = threads or config.torch_threads
