@@ -2,12 +2,20 @@
 from __future__ import annotations
 
 import csv
+import math
 
 import numpy as np
 import pytest
 from tiny_configs import tiny_config
 
-from adr_core.evaluation.early_stop import CHUNK, EARLY_STOP_FILE, EarlyStop, StopRule
+from adr_core.evaluation.early_stop import (
+    CHUNK,
+    CONFIRM_CHUNKS,
+    CONFIRM_STRIDE,
+    EARLY_STOP_FILE,
+    EarlyStop,
+    StopRule,
+)
 from adr_core.training.config import ConfigError, TrainConfig
 from adr_core.training.trainer import Trainer
 
@@ -100,3 +108,55 @@ def test_checks_change_nothing_in_training():
     comparable = [[{k: v for k, v in r.items() if not k.startswith("time_") and k != "wall_time_s"} for r in rows]
                   for rows in (plain, checked)]
     assert len(plain) > 2 and np.testing.assert_equal(comparable[0], comparable[1]) is None
+
+
+class Bernoulli:
+    """A scorer whose fixed check set (chunks < CONFIRM_CHUNKS) always passes, as a set a policy has fitted by luck,
+    while every fresh episode is solved with probability ``p`` (the policy's true solved rate)."""
+
+    def __init__(self, p: float, seed: int) -> None:
+        self.p, self.rng, self.chunks = p, np.random.default_rng(seed), []
+
+    def __call__(self, weights):
+        def score(chunk: int, episodes: int):
+            self.chunks.append(chunk)
+            solved = np.ones(episodes, bool) if chunk < CONFIRM_CHUNKS else self.rng.random(episodes) < self.p
+            return np.where(solved, 250.0, 0.0), solved
+        return score
+
+
+CONFIRMED = StopRule(every_steps=100, episodes=30, solved_fraction=0.95, confirm_episodes=50,
+                     confirm_solved_fraction=0.96)
+
+
+def test_a_check_is_confirmed_on_fresh_episodes_of_its_own(tmp_path):
+    scorer = Bernoulli(0.0, 0)  # the fixed set passes, no fresh episode is solved
+    stop = EarlyStop(tmp_path, "adr/LunarLander-v0", CONFIRMED, scorer=scorer)
+    assert not stop.maybe_check(100, {}) and not stop.maybe_check(200, {})
+    # fresh seed streams for each check's confirmation
+    assert scorer.chunks == [0, 1, 2, CONFIRM_CHUNKS, 0, 1, 2, CONFIRM_CHUNKS + CONFIRM_STRIDE]
+    with (tmp_path / EARLY_STOP_FILE).open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["solved_fraction"], r["confirm_episodes"], r["confirm_solved_fraction"], r["met"]) for r in rows] == \
+        [("1.0", "10", "0.0", "0")] * 2  # the confirmation stopped after its first chunk: 10 failures > 2
+    resumed = EarlyStop(tmp_path, "adr/LunarLander-v0", CONFIRMED, scorer=scorer, start_steps=200)
+    assert resumed.checks == 2  # the next confirmation uses the third check's fresh streams
+    resumed.maybe_check(300, {})
+    assert scorer.chunks[-1] == CONFIRM_CHUNKS + 2 * CONFIRM_STRIDE
+
+
+def first_stop(p: float, seed: int, checks: int) -> int | None:
+    stop = EarlyStop(None, "adr/LunarLander-v0", CONFIRMED, scorer=Bernoulli(p, seed))
+    return next((k for k in range(checks) if stop.maybe_check(100 * (k + 1), {})), None)
+
+
+def test_a_policy_at_85_percent_rarely_stops_and_one_at_97_percent_stops_quickly():
+    # per check, a policy at p = 0.85 passes 50 fresh episodes with <= 2 failures with probability
+    # P[Binomial(50, 0.15) <= 2] = 0.0142, even when its fixed check set always passes
+    bound = sum(math.comb(50, k) * 0.15 ** k * 0.85 ** (50 - k) for k in range(3))
+    assert bound == pytest.approx(0.0142, abs=1e-4)
+    runs = [first_stop(0.85, seed, 1) for seed in range(3000)]
+    rate = sum(r is not None for r in runs) / len(runs)
+    assert rate <= bound + 3 * (bound * (1 - bound) / len(runs)) ** 0.5
+    quick = [first_stop(0.97, seed, 5) for seed in range(200)]
+    assert sum(k is not None and k <= 2 for k in quick) >= 0.95 * len(quick)  # P[pass] = 0.81 per check

@@ -13,6 +13,14 @@ curve's or a benchmark's final episodes). The rule is met when the solved fracti
 ``solved_fraction`` and, if ``return_mean`` is set, their mean return is at least that. A chunk that already leaves
 too many unsolved episodes ends the check early: a policy that is far from the rule costs one chunk.
 
+**Confirmation** (``confirm_episodes`` > 0): a check that meets the rule is confirmed on that many *fresh* episodes
+(initial states no earlier check or evaluation played: chunk seeds ``SEED_BASE + CONFIRM_CHUNKS + k *
+CONFIRM_STRIDE + c`` for the k-th check), which must meet ``confirm_solved_fraction`` (and the return rule) too. The
+fixed check set selects the policy (it is replayed at every check, so a policy can fit it by luck); the fresh set
+does not, so a stop needs an unbiased pass: a policy whose true solved rate is p passes it with probability
+P[Binomial(confirm_episodes, 1 - p) <= failures allowed] at most, whatever happened on the fixed set
+(docs/algorithm.md, "Early stop": 50 episodes, <= 2 failures -> 1.4 % at p = 0.85 per check).
+
 The check is part of training: its time is training time (``last_seconds``; the trainers add it to wall_time_s), not
 excluded like the learning-curve evaluation. Each check appends a row to ``<run_dir>/early_stop.csv``; a resumed run
 keeps the rows up to its checkpoint and is already done when the last kept row met the rule.
@@ -34,7 +42,9 @@ from ..randomization import RandomizationSpace, space_of
 EARLY_STOP_FILE = "early_stop.csv"
 CHUNK = 10
 SEED_BASE = 1_000_001
-COLUMNS = ("agent_steps", "wall_time_s", "check_s", "episodes", "solved_fraction", "return_mean", "met")
+CONFIRM_CHUNKS, CONFIRM_STRIDE = 1_000, 100  # the k-th check's confirmation: chunks 1000 + 100 k, ...
+COLUMNS = ("agent_steps", "wall_time_s", "check_s", "episodes", "solved_fraction", "return_mean",
+           "confirm_episodes", "confirm_solved_fraction", "confirm_return_mean", "met")
 
 # (chunk index, episodes) -> (returns, solved) of that many deterministic reference episodes
 Scorer = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
@@ -46,16 +56,35 @@ class StopRule:
     episodes: int = 30
     solved_fraction: float = 0.95
     return_mean: float | None = None
+    confirm_episodes: int = 0  # 0: no confirmation
+    confirm_solved_fraction: float | None = None  # None: solved_fraction
 
     def __post_init__(self) -> None:
         if self.every_steps < 1 or self.episodes < 1:
             raise ValueError(f"every_steps ({self.every_steps}) and episodes ({self.episodes}) must be >= 1")
-        if not 0.0 <= self.solved_fraction <= 1.0:
-            raise ValueError(f"solved_fraction must be in [0, 1], got {self.solved_fraction}")
+        if not 0 <= self.confirm_episodes <= CHUNK * CONFIRM_STRIDE:
+            raise ValueError(f"confirm_episodes must be in [0, {CHUNK * CONFIRM_STRIDE}], got {self.confirm_episodes}")
+        for name in ("solved_fraction", "confirm_solved_fraction"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
 
     @property
     def failures_allowed(self) -> int:
-        return int(math.floor(self.episodes * (1.0 - self.solved_fraction) + 1e-9))
+        return allowed(self.episodes, self.solved_fraction)
+
+    @property
+    def confirm_fraction(self) -> float:
+        return self.solved_fraction if self.confirm_solved_fraction is None else self.confirm_solved_fraction
+
+    @property
+    def confirm_failures_allowed(self) -> int:
+        return allowed(self.confirm_episodes, self.confirm_fraction)
+
+
+def allowed(episodes: int, solved_fraction: float) -> int:
+    """Unsolved episodes a check of ``episodes`` may have and still meet ``solved_fraction``."""
+    return int(math.floor(episodes * (1.0 - solved_fraction) + 1e-9))
 
 
 class EarlyStop:
@@ -69,6 +98,7 @@ class EarlyStop:
         self.path = None if run_dir is None else Path(run_dir) / EARLY_STOP_FILE
         self._scorer = scorer or self._reference_scorer
         self.met = False
+        self.checks = 0  # checks so far (kept across a resume): the next confirmation's fresh seed streams
         self.last_seconds = 0.0
         self.seconds_total = 0.0
         self._last_steps = int(start_steps)
@@ -88,42 +118,58 @@ class EarlyStop:
             return self.met
         self._last_steps = int(agent_steps)
         start = time.perf_counter()
-        returns, solved = self._play(actor_weights)
+        rule, score = self.rule, self._scorer(actor_weights)
+        returns, solved = self._play(score, 0, rule.episodes, rule.failures_allowed)
+        met = self._meets(returns, solved, rule.episodes, rule.failures_allowed)
+        confirm_returns, confirm_solved = np.zeros(0), np.zeros(0, dtype=bool)
+        if met and rule.confirm_episodes:
+            first = CONFIRM_CHUNKS + self.checks * CONFIRM_STRIDE
+            confirm_returns, confirm_solved = self._play(score, first, rule.confirm_episodes,
+                                                         rule.confirm_failures_allowed)
+            met = self._meets(confirm_returns, confirm_solved, rule.confirm_episodes, rule.confirm_failures_allowed)
+        self.met = met
+        self.checks += 1
         self.last_seconds = time.perf_counter() - start
         self.seconds_total += self.last_seconds
-        self.met = self._meets(returns, solved)
+        nan = float("nan")
         self._append({"agent_steps": int(agent_steps), "wall_time_s": float(wall_time_s) + self.last_seconds,
                       "check_s": self.last_seconds, "episodes": int(returns.size),
                       "solved_fraction": float(solved.mean()), "return_mean": float(returns.mean()),
+                      "confirm_episodes": int(confirm_returns.size),
+                      "confirm_solved_fraction": float(confirm_solved.mean()) if confirm_solved.size else nan,
+                      "confirm_return_mean": float(confirm_returns.mean()) if confirm_returns.size else nan,
                       "met": int(self.met)})
         return self.met
 
     def describe(self) -> str:
         rule = self.rule
         text = f"reference solved fraction >= {rule.solved_fraction:g} of {rule.episodes} episodes"
-        return text + (f" and mean return >= {rule.return_mean:g}" if rule.return_mean is not None else "")
+        text += f" and mean return >= {rule.return_mean:g}" if rule.return_mean is not None else ""
+        if rule.confirm_episodes:
+            text += f", confirmed on {rule.confirm_episodes} fresh episodes (>= {rule.confirm_fraction:g} solved)"
+        return text
 
     # ------------------------------------------------------------------ internals
-    def _play(self, actor_weights: Mapping[str, torch.Tensor]) -> tuple[np.ndarray, np.ndarray]:
-        score = self._scorer(actor_weights)
+    @staticmethod
+    def _play(score: Scorer, first_chunk: int, episodes: int, failures_allowed: int) -> tuple[np.ndarray, np.ndarray]:
+        """``episodes`` episodes in chunks from ``first_chunk`` on, ending early once too many failed."""
         returns: list[np.ndarray] = []
         solved: list[np.ndarray] = []
-        played, chunk = 0, 0
-        while played < self.rule.episodes:
-            n = min(CHUNK, self.rule.episodes - played)
+        played, chunk = 0, first_chunk
+        while played < episodes:
+            n = min(CHUNK, episodes - played)
             chunk_returns, chunk_solved = score(chunk, n)
             returns.append(np.asarray(chunk_returns, dtype=np.float64).reshape(-1))
             solved.append(np.asarray(chunk_solved, dtype=bool).reshape(-1))
             played, chunk = played + n, chunk + 1
-            if int((~np.concatenate(solved)).sum()) > self.rule.failures_allowed:
+            if int((~np.concatenate(solved)).sum()) > failures_allowed:
                 break  # the rule can no longer be met by this policy
         return np.concatenate(returns), np.concatenate(solved)
 
-    def _meets(self, returns: np.ndarray, solved: np.ndarray) -> bool:
-        rule = self.rule
-        if returns.size < rule.episodes or int((~solved).sum()) > rule.failures_allowed:
+    def _meets(self, returns: np.ndarray, solved: np.ndarray, episodes: int, failures_allowed: int) -> bool:
+        if returns.size < episodes or int((~solved).sum()) > failures_allowed:
             return False
-        return rule.return_mean is None or float(returns.mean()) >= rule.return_mean
+        return self.rule.return_mean is None or float(returns.mean()) >= self.rule.return_mean
 
     def _reference_scorer(self, actor_weights: Mapping[str, torch.Tensor]) -> Scorer:
         from .settings import evaluate
@@ -156,6 +202,7 @@ class EarlyStop:
                 kept = [r for r in rows[1:] if len(r) == len(COLUMNS) and int(r[0]) <= start_steps]
         if kept:
             self.met = kept[-1][-1] == "1"
+        self.checks = len(kept)
         with self.path.open("w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(COLUMNS)

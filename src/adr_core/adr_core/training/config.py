@@ -93,6 +93,12 @@ class TrainConfig:
                                                      "success rule: LunarLander return > 200).")
     early_stop_return_mean: float | None = option(None, "Early stop: also a mean return of at least this; null = "
                                                         "the solved fraction alone.")
+    early_stop_confirm_episodes: int = option(0, "Early stop: a check that meets the rule is confirmed on this many "
+                                                 "fresh reference episodes (initial states no check played before), "
+                                                 "which must meet it too; 0 = no confirmation (docs/algorithm.md, "
+                                                 "'Early stop').")
+    early_stop_confirm_solved_fraction: float | None = option(
+        None, "Early stop: the solved fraction the confirmation needs; null = early_stop_solved_fraction.")
     tensorboard: bool = option(True, "Write TensorBoard scalars to <out>/tb.")
     progress: bool = option(True, "Show a progress bar (tqdm) with ETA and live metrics.")
     agent: AgentConfig = field(default_factory=AgentConfig, metadata={"help": "Agent (DDPG/TD3) hyperparameters."})
@@ -104,7 +110,8 @@ class TrainConfig:
     RUNTIME_FIELDS: typing.ClassVar[tuple[str, ...]] = (
         "total_agent_steps", "device", "torch_threads", "checkpoint_every", "keep_checkpoint_every", "tensorboard",
         "progress", "evaluate_every", "evaluate_every_steps", "evaluate_episodes", "evaluate_settings",
-        "early_stop_every_steps", "early_stop_episodes", "early_stop_solved_fraction", "early_stop_return_mean")
+        "early_stop_every_steps", "early_stop_episodes", "early_stop_solved_fraction", "early_stop_return_mean",
+        "early_stop_confirm_episodes", "early_stop_confirm_solved_fraction")
 
     def __post_init__(self) -> None:
         from ..envs import ENV_IDS
@@ -128,8 +135,13 @@ class TrainConfig:
         if self.early_stop_every_steps < 0 or self.early_stop_episodes < 1:
             raise ConfigError(f"early_stop_every_steps must be >= 0 and early_stop_episodes >= 1, got "
                               f"{self.early_stop_every_steps} and {self.early_stop_episodes}")
-        if not 0.0 <= self.early_stop_solved_fraction <= 1.0:
-            raise ConfigError(f"early_stop_solved_fraction must be in [0, 1], got {self.early_stop_solved_fraction}")
+        for name in ("early_stop_solved_fraction", "early_stop_confirm_solved_fraction"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
+                raise ConfigError(f"{name} must be in [0, 1], got {value}")
+        if not 0 <= self.early_stop_confirm_episodes <= 1000:
+            raise ConfigError(f"early_stop_confirm_episodes must be in [0, 1000], got "
+                              f"{self.early_stop_confirm_episodes}")
         if self.max_episode_steps is not None and self.max_episode_steps < 1:
             raise ConfigError(f"max_episode_steps must be >= 1 or null, got {self.max_episode_steps}")
         if self.rollout_max_steps is not None and self.rollout_max_steps < 1:
