@@ -118,6 +118,10 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     for dest, value in vars(args).items():
         if dest.startswith("key:") and value is not None:
             overrides[dest[4:]] = _yaml_value(f"--{dest[4:]}", value)
+    if args.config and overrides.get("env_id", config.env_id) != config.env_id:  # a preset is tuned for its env
+        raise ConfigError(f"env_id {overrides['env_id']} contradicts --config {args.config}, a config of "
+                          f"{config.env_id}; drop the env_id override or choose a config of {overrides['env_id']} "
+                          f"(adr-train --list)")
     return config.with_overrides(overrides) if overrides else config
 
 
