@@ -35,7 +35,8 @@ def test_defaults_are_the_papers():
 def test_short_adr_run_writes_logs_and_a_checkpoint(tmp_path):
     config = tiny_config(tensorboard=True)
     rows = Trainer(config, tmp_path).run()
-    assert rows[-1]["agent_steps"] >= 1200 > rows[-2]["agent_steps"]  # stops at the first boundary past the budget
+    # the last iteration stores only what the budget has left: the run ends at 1200 stored steps exactly
+    assert rows[-1]["agent_steps"] == 1200 > rows[-2]["agent_steps"]
     assert rows[-1]["agent_updates"] == rows[-1]["agent_steps"] - 200
     assert all(math.isfinite(r[k]) for r in rows for k in ("sampler_reward_mean", "discriminator_loss", "return_mean"))
     assert TrainConfig.from_yaml(tmp_path / "config.yaml") == config
@@ -144,6 +145,19 @@ def test_one_adr_iteration_on_the_other_environments(env_id):
     assert all(math.isfinite(t.final_distance) for t in result.randomized + result.reference)
     assert np.isfinite(result.rewards).all() and result.n_updates == 100
     assert result.parameters.shape == (2, trainer.space.ndim)
+
+
+def test_a_trajectory_cut_at_the_budget_keeps_exact_n_step_targets():
+    from adr_core.agents.replay_buffer import nstep_transitions
+
+    trainer = Trainer(tiny_config(agent={"n_step": 3}), None)
+    trajectory = trainer.run_iteration().randomized[0]
+    agent = Trainer(tiny_config(agent={"n_step": 3}), None).agent
+    assert agent.store(trajectory, limit=5) == 5 and agent.transitions_seen == 5
+    assert agent.store(trajectory, limit=0) == 0 and agent.replay.size == 5
+    returns, _, _ = nstep_transitions(trajectory.rewards, trajectory.next_obs, trajectory.terminated, 0.99, 3)
+    stored = agent.replay.storage[:5, agent.obs_dim + agent.act_dim].numpy()  # obs, action, then the return
+    np.testing.assert_allclose(stored, returns[:5].astype(np.float32))
 
 
 def test_learn_from_reference_stores_the_reference_rollouts_and_counts_them():

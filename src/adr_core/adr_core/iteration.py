@@ -100,10 +100,11 @@ def update_sampler(sampler: Sampler, rewards: np.ndarray | None) -> dict[str, fl
 def update_agent(agent: OffPolicyAgent, randomized: list[Trajectory], budget: int | None = None,
                  reference: list[Trajectory] | None = None) -> tuple[int, dict[str, float]]:
     """Store the randomized trajectories in slot order (then, when given, the ``reference`` ones: the
-    ``learn_from_reference`` option), then take the gradient steps owed. ``budget``: the run's total agent steps, for
-    learning-rate schedules (progress = agent steps so far / budget)."""
+    ``learn_from_reference`` option), then take the gradient steps owed. ``budget``: the run's total agent steps: no
+    transition past it is stored (the last iteration's last trajectories are cut or skipped, so a run ends at its
+    budget exactly), and learning-rate schedules run on it (progress = agent steps so far / budget)."""
     for trajectory in [*sorted(randomized, key=lambda t: t.slot), *sorted(reference or [], key=lambda t: t.slot)]:
-        agent.store(trajectory)
+        agent.store(trajectory, None if budget is None else budget - agent.transitions_seen)
     n_updates = agent.updates_due()
     progress = agent.transitions_seen / budget if budget else None
     return n_updates, agent.update(n_updates, progress=progress)

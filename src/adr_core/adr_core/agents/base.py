@@ -100,13 +100,18 @@ class OffPolicyAgent(ABC):
     def actor_state_dict(self) -> dict[str, torch.Tensor]:
         return {k: v.detach().to("cpu", torch.float32).clone() for k, v in self.actor.state_dict().items()}
 
-    def store(self, trajectory: Trajectory) -> None:
-        if trajectory.length == 0:
-            return
+    def store(self, trajectory: Trajectory, limit: int | None = None) -> int:
+        """Store the trajectory's transitions (only its first ``limit``, when given: the rest of a run's budget);
+        returns how many. n-step targets use the whole trajectory, so a cut one's stored targets are exact."""
+        count = trajectory.length if limit is None else max(0, min(trajectory.length, int(limit)))
+        if count == 0:
+            return 0
         returns, next_obs, discounts = nstep_transitions(trajectory.rewards, trajectory.next_obs,
                                                          trajectory.terminated, self.config.gamma, self.config.n_step)
-        self.replay.add(trajectory.obs, trajectory.actions, returns, next_obs, discounts)
-        self.transitions_seen += trajectory.length
+        self.replay.add(trajectory.obs[:count], trajectory.actions[:count], returns[:count], next_obs[:count],
+                        discounts[:count])
+        self.transitions_seen += count
+        return count
 
     def updates_due(self) -> int:
         """Gradient steps owed: ``updates_per_step`` per stored step beyond ``learning_starts``, minus those done."""

@@ -2,7 +2,8 @@
 
 The iteration itself is ``adr_core.iteration.run_iteration`` (the steps every runner shares); the policy of iteration
 k is the agent's actor at the end of k-1. The run stops at the first iteration boundary at which the agent has taken
-``total_agent_steps`` steps.
+``total_agent_steps`` steps; the last iteration stores only what the budget has left (``update_agent``), so it ends
+at the budget exactly.
 """
 from __future__ import annotations
 
