@@ -12,6 +12,7 @@ from adr_core.evaluation import load_policy, sweep, sweep_grid
 from adr_core.evaluation.cli import report_main
 from adr_core.evaluation.degenerate import degenerate_regions
 from adr_core.evaluation.grids import SweepGrid
+from adr_core.evaluation.outcome import wilson_interval
 from adr_core.evaluation.points import PointOutcomes
 from adr_core.evaluation.report import ReportOptions, build_report
 from adr_core.evaluation.report_evaluations import EvaluationOptions
@@ -21,7 +22,8 @@ from adr_core.evaluation.sweeps import SweepResult
 from adr_core.randomization import load_space
 
 LUNAR, PUSHER = "adr/LunarLander-v0", "adr/Pusher3DOF-v0"
-OPTIONS = ReportOptions(evaluation=EvaluationOptions(episodes=2, seeds=(0, 1), curve_episodes=1, workers=2),
+OPTIONS = ReportOptions(evaluation=EvaluationOptions(episodes=2, seeds=(0, 1), curve_episodes=1, workers=2,
+                                                     reference_episodes=6),
                         points=4, stages=2, bins=6)
 
 
@@ -186,7 +188,11 @@ def test_outcome_lines_state_the_reference_and_the_solved_share_at_every_sweep_p
     line = next(x for x in lines if x.startswith(evaluation.run.path.name))
     reference = evaluation.scores["reference"].summary()
     assert f"reference (main_engine_power 13): return {reference['return_mean']:.0f}" in line
-    assert f"solved {100 * reference['solved_fraction']:.0f}%" in line
+    outcomes = evaluation.scores["reference"].outcomes
+    assert outcomes.solved.size == 6  # reference_episodes over the 2 evaluation seeds (the sweep: 2 per seed)
+    low, high = wilson_interval(int(outcomes.solved.sum()), 6)
+    assert (f"solved {100 * reference['solved_fraction']:.0f}% (95% CI {100 * low:.0f}-{100 * high:.0f}%, "
+            f"6 episodes)") in line
     cells = line.split("solved by main_engine_power: ")[1].split(", ")
     expected = [f"{p[0]:.4g}: {100 * v:.0f}%" for p, v in zip(evaluation.sweep.grid.points,
                                                              evaluation.sweep.solved_fraction())]
@@ -194,3 +200,10 @@ def test_outcome_lines_state_the_reference_and_the_solved_share_at_every_sweep_p
     pusher_line = next(x for x in lines if "Pusher" in x)
     assert "solved over the grid" in pusher_line and "least at (" in pusher_line
     assert "Outcome (final policy)" in report.markdown.read_text()
+
+
+def test_the_wilson_interval_matches_known_values():
+    low, high = wilson_interval(94, 100)
+    assert (round(low, 3), round(high, 3)) == (0.875, 0.972)
+    assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == pytest.approx(1.0)
+    assert wilson_interval(0, 0) == (0.0, 1.0)

@@ -156,7 +156,8 @@ def test_a_run_in_the_sim_to_real_space_trains_evaluates_and_reports_in_it(tmp_p
     assert policy.run_space is not None and policy.run_space.ndim == 15
     scores = evaluate(policy, "adr/ErgoReacher-v0", ["real_guess"], episodes=1)
     assert scores["real_guess"].points.shape == (1, 15)
-    options = ReportOptions(evaluation=EvaluationOptions(episodes=1, seeds=(0,), curve_episodes=1, workers=1),
+    options = ReportOptions(evaluation=EvaluationOptions(episodes=1, seeds=(0,), curve_episodes=1, workers=1,
+                                                         reference_episodes=1),
                             points=2, stages=1, bins=4, formats=("png",))
     report = build_report([tmp_path / "run"], tmp_path / "report", options, log=lambda _: None)
     assert report.envs[0].title == "adr/ErgoReacher-v0 (space ErgoReacher-v0-sim2real)"

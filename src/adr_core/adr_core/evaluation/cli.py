@@ -120,6 +120,9 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     _common_options(parser)
     parser.add_argument("--curve-episodes", type=int, default=5, metavar="K",
                         help="episodes per setting point for each checkpoint of a learning curve [5]")
+    parser.add_argument("--reference-episodes", type=int, default=100, metavar="N",
+                        help="at least N episodes of the final policy at the reference setting, spread over the "
+                             "evaluation seeds: the outcome line's figure and its 95%% interval [100]")
     parser.add_argument("--curve-seeds", type=int, nargs="+", default=[0], metavar="S",
                         help="evaluation seeds of the learning-curve points [0]")
     parser.add_argument("--max-checkpoints", type=int, default=10, metavar="N",
@@ -130,7 +133,10 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bins", type=int, default=20, help="bins of the sampling histograms [20]")
     parser.add_argument("--formats", nargs="+", default=["png", "svg"], help="figure formats [png svg]")
     args = parser.parse_args(argv)
+    if args.reference_episodes < 1:
+        parser.error(f"--reference-episodes must be >= 1, got {args.reference_episodes}")
     evaluation = EvaluationOptions(episodes=args.episodes, seeds=tuple(args.seeds), curve_episodes=args.curve_episodes,
+                                   reference_episodes=args.reference_episodes,
                                    curve_seeds=tuple(args.curve_seeds), checkpoint_curves=not args.no_checkpoint_curves,
                                    max_checkpoints=args.max_checkpoints, workers=args.workers)
     options = ReportOptions(evaluation=evaluation, grid_kind=_kind(args.grid), points=args.points, stages=args.stages,

@@ -3,6 +3,7 @@ policy's sweep and its scores on the named settings; and, for runs without an ``
 scores of every kept checkpoint (learning curves)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ RUN_SWEEP_DIR = "evaluation"  # adr-evaluate's default output inside a run direc
 class EvaluationOptions:
     episodes: int = 5  # per point and seed (published code: 5)
     seeds: tuple[int, ...] = (0, 1, 2)
+    reference_episodes: int = 100  # at least this many at the reference setting, over ``seeds`` (the verdict line)
     curve_episodes: int = 5  # per setting point and seed, for each checkpoint of a learning curve
     curve_seeds: tuple[int, ...] = (0,)
     checkpoint_curves: bool = True
@@ -92,7 +94,11 @@ def evaluate_runs(runs: Sequence[RunData], grid: SweepGrid, options: EvaluationO
             batch.add(request, cast("Callable[[PointOutcomes], None]",  # a lambda binding loop variables
                                     lambda o, e=evaluation, p=policy, q=request: setattr(e, "sweep",
                                                                                          sweep_result(p, grid, q, o))))
-        batch.add_settings(key, settings, options.seeds, options.episodes, evaluation.scores)
+        reference = {n: p for n, p in settings.items() if n == "reference"}
+        per_seed = max(options.episodes, math.ceil(options.reference_episodes / len(options.seeds)))
+        batch.add_settings(key, reference, options.seeds, per_seed, evaluation.scores)
+        batch.add_settings(key, {n: p for n, p in settings.items() if n != "reference"}, options.seeds,
+                           options.episodes, evaluation.scores)
         if run.evaluation is None and options.checkpoint_curves:
             for c, snapshot in enumerate(_curve_policies(run, policy, options.max_checkpoints)):
                 snapshot_key = f"run{r}:checkpoint{c}"
