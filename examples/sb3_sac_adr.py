@@ -5,7 +5,8 @@
     python examples/sb3_sac_adr.py --steps 100000 --out runs/sb3_sac_adr
 
 Nothing here is specific to SAC: any SB3 algorithm takes the wrapped env and the callback. The loop's state
-(particles, discriminator) is saved beside the model; ``--resume`` continues both.
+(particles, discriminator) is saved beside the model and SB3's replay buffer; ``--resume`` continues all three (the
+loop with the same next proposals as an uninterrupted run).
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from stable_baselines3 import SAC
 from adr_core import ADRLoop, ADRWrapper
 from adr_core.envs import make_env
 from adr_core.integrations.sb3 import ADRCallback
-from adr_core.training.checkpoint import load_checkpoint, save_checkpoint
 from adr_core.training.config import TrainConfig
 
 
@@ -35,14 +35,16 @@ def main() -> None:
     env = ADRWrapper(make_env("adr/LunarLander-v0"), loop)
     if args.resume:
         model = SAC.load(args.out / "model.zip", env=env)
-        loop.load_state_dict(load_checkpoint(args.out / "adr_loop.pt"))
+        model.load_replay_buffer(args.out / "replay_buffer.pkl")  # SB3 saves the model without it
+        loop.load(args.out / "adr_loop.pt")
     else:
         model = SAC("MlpPolicy", env, policy_kwargs={"net_arch": [64, 64]}, seed=args.seed, verbose=0)
     callback = ADRCallback(loop, verbose=1)
     model.learn(args.steps, callback=callback, reset_num_timesteps=not args.resume)
     args.out.mkdir(parents=True, exist_ok=True)
     model.save(args.out / "model.zip")
-    save_checkpoint(args.out / "adr_loop.pt", loop.state_dict())
+    model.save_replay_buffer(args.out / "replay_buffer.pkl")
+    loop.save(args.out / "adr_loop.pt")
     print(f"{callback.updates} ADR iterations; model and loop state in {args.out}")
 
 

@@ -72,13 +72,13 @@ def test_extra_episodes_reuse_the_batch_and_are_not_scored():
     np.testing.assert_array_equal(settings[3].physical, settings[0].physical)
 
 
-def test_a_saved_loop_resumes_with_the_same_next_proposals():
+def test_a_saved_loop_resumes_with_the_same_next_proposals(tmp_path):
     loop = small_loop(seed=5)
     play(ADRWrapper(make_env(LUNAR, max_episode_steps=60), loop), 3)
     loop.update(random_policy)
-    state = loop.state_dict()  # between two batches
+    loop.save(tmp_path / "adr_loop.pt")  # between two batches, through a file
     restored = small_loop(seed=5)  # a new loop of the same config, e.g. in a new process
-    restored.load_state_dict(state)
+    restored.load(tmp_path / "adr_loop.pt")
     for _ in range(2):  # the next batches are the same: same proposals, same rewards, same particle steps
         a = play(ADRWrapper(make_env(LUNAR, max_episode_steps=60), loop), 3, seed=1)
         b = play(ADRWrapper(make_env(LUNAR, max_episode_steps=60), restored), 3, seed=1)
@@ -114,8 +114,19 @@ def test_a_loop_state_of_another_run_is_refused():
         small_loop("udr").load_state_dict(state)
     with pytest.raises(ADRError, match="seed"):
         small_loop(seed=1).load_state_dict(state)
-    with pytest.raises(ADRError, match="format"):
-        small_loop().load_state_dict({**state, "format": 99})
+    with pytest.raises(ADRError, match="not an ADR loop state"):
+        small_loop().load_state_dict({**state, "loop_format": 99})
+
+
+def test_the_documented_save_and_load_through_checkpoint_files_work(tmp_path):
+    from adr_core.training.checkpoint import load_checkpoint, save_checkpoint
+
+    loop = small_loop(seed=5)
+    save_checkpoint(tmp_path / "loop.pt", loop.state_dict())  # the checkpoint's own format tag stays its own
+    restored = small_loop(seed=5)
+    restored.load_state_dict(load_checkpoint(tmp_path / "loop.pt"))
+    with pytest.raises(ADRError, match="no checkpoint at"):
+        restored.load(tmp_path / "missing.pt")
 
 
 def test_sb3_sac_with_the_adr_callback_runs_and_moves_the_particles():

@@ -22,6 +22,7 @@ its first slot, with the same settings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -154,16 +155,33 @@ class ADRLoop:
 
         batch = None if self._batch is None else {"normalized": torch.from_numpy(self._batch.normalized.copy()),
                                                   "physical": torch.from_numpy(self._batch.physical.copy())}
-        return {"format": LOOP_FORMAT, "env_id": self.config.env_id, "space": self.space.to_dict(),
+        return {"loop_format": LOOP_FORMAT, "env_id": self.config.env_id, "space": self.space.to_dict(),
                 "obs_dim": self.obs_dim, "act_dim": self.act_dim, "sampler_kind": self.config.sampler,
                 "seed": self.config.seed,
                 "iteration": self.iteration, "sampler": self.sampler.state_dict(),
                 "discriminator": None if self.discriminator is None else self.discriminator.state_dict(),
                 "batch": batch}
 
+    def save(self, path: str | Path) -> Path:
+        """The loop's state (particles, discriminator, iteration, the batch in progress) to a checkpoint file,
+        written atomically; ``load`` continues from it with the same next proposals."""
+        from .training.checkpoint import save_checkpoint
+
+        return save_checkpoint(path, self.state_dict())
+
+    def load(self, path: str | Path) -> None:
+        """Continue from a file written by ``save`` (read with ``weights_only=True``)."""
+        from .training.checkpoint import CheckpointError, load_checkpoint
+
+        try:
+            self.load_state_dict(load_checkpoint(path))
+        except CheckpointError as error:
+            raise ADRError(str(error)) from None
+
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        if state.get("format") != LOOP_FORMAT:
-            raise ADRError(f"an ADR loop state of format {state.get('format')!r}; this build reads {LOOP_FORMAT}")
+        if state.get("loop_format") != LOOP_FORMAT:
+            raise ADRError(f"not an ADR loop state (loop_format {state.get('loop_format')!r}; this build reads "
+                           f"{LOOP_FORMAT})")
         found = (state["env_id"], state["obs_dim"], state["act_dim"], state["sampler_kind"], state.get("seed"))
         wanted = (self.config.env_id, self.obs_dim, self.act_dim, self.config.sampler, self.config.seed)
         if found != wanted or state["space"] != self.space.to_dict():
