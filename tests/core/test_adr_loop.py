@@ -162,3 +162,23 @@ def test_the_examples_run(example, tmp_path):
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
+
+
+def test_a_loop_copied_into_another_process_is_refused_loudly():
+    import pickle
+
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    loop = small_loop()
+    with pytest.raises(ADRError, match="cannot be copied into another process .* Use DummyVecEnv"):
+        pickle.dumps(ADRWrapper(make_env(LUNAR, max_episode_steps=60), loop))
+    with pytest.raises(ADRError, match="SubprocVecEnv"):  # SB3 pickles each env factory for its workers
+        SubprocVecEnv([lambda: ADRWrapper(make_env(LUNAR, max_episode_steps=60), loop)] * 2)
+
+
+def test_a_loop_nobody_updates_warns_naming_the_callback():
+    loop = small_loop()
+    env = ADRWrapper(make_env(LUNAR, max_episode_steps=60), loop)
+    with pytest.warns(UserWarning, match=r"pass ADRCallback\(loop\) to model.learn"):
+        play(env, 4 * loop.slots)
+    assert loop.iteration == 0 and loop.ready

@@ -21,6 +21,7 @@ its first slot, with the same settings.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from .training.config import TrainConfig
 from .training.seeding import component_seed
 
 LOOP_FORMAT = 1
+NO_UPDATE_WARNING = 3  # batches' worth of episodes on a complete batch before warning that update() is never called
 
 
 class ADRError(ValueError):
@@ -71,6 +73,14 @@ class ADRLoop:
         self._batch: Proposals | None = None
         self._handed_out = 0
         self._episodes: dict[int, Trajectory] = {}
+        self._warned_no_update = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy in another process (SubprocVecEnv pickles each env with its wrapper) would learn nothing: its particles
+        # and discriminator never come back. Refused loudly rather than running uniform-but-silent ADR.
+        raise ADRError("an ADRLoop cannot be copied into another process (SubprocVecEnv, multiprocessing): the copy's "
+                       "particles and discriminator would never update the original. Use DummyVecEnv (the wrappers "
+                       "share the loop in this process); the envs' simulation is rarely the bottleneck of ADR")
 
     @classmethod
     def from_config(cls, config: TrainConfig) -> ADRLoop:
@@ -93,6 +103,12 @@ class ADRLoop:
         slot = self._handed_out % self.slots
         scored = self._handed_out < self.slots
         self._handed_out += 1
+        if self._handed_out > NO_UPDATE_WARNING * self.slots and self.ready and not self._warned_no_update:
+            self._warned_no_update = True
+            warnings.warn(f"ADR: {self._handed_out} episodes since iteration {self.iteration}'s batch of {self.slots} "
+                          f"settings was proposed, and it has been complete for a while: nothing calls "
+                          f"loop.update(policy). With stable-baselines3 pass ADRCallback(loop) to model.learn(..., "
+                          f"callback=...); otherwise call loop.update(policy) whenever loop.ready", stacklevel=2)
         return Setting(self.iteration, slot, self._batch.normalized[slot].copy(), self._batch.physical[slot].copy(),
                        scored)
 
