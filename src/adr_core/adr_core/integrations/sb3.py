@@ -11,8 +11,8 @@ Works with any SB3 algorithm and any number of wrapped envs in one process (``Du
 sharing the loop). ``SubprocVecEnv`` is refused at construction: its workers would hold copies of the loop whose
 particles and discriminator never update the original. The reference episodes are rolled out with
 ``model.predict(obs, deterministic=False)``: the learner's own behaviour, so the discriminator compares dynamics
-rather than exploration. The loop's statistics are logged under ``adr/`` (TensorBoard, SB3's logger). stable-baselines3 is optional: only
-this module imports it.
+rather than exploration. The loop's statistics are logged under ``adr/`` (TensorBoard, SB3's logger).
+stable-baselines3 is optional: only this module imports it.
 """
 from __future__ import annotations
 
