@@ -147,3 +147,15 @@ def test_a_required_node_that_ignores_ctrl_c_is_killed_and_the_launch_says_so(
     assert code == 137, output
     assert "adr_trainer ignored Ctrl-C for 1 s; killing it" in output
     assert "adr_trainer had to be killed: whatever it had not written yet (a final checkpoint) is lost" in output
+
+
+def test_a_run_dir_under_a_file_and_a_negative_monitor_count_are_refused_in_one_line(tmp_path: Path) -> None:
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("kept")
+    printed = _printed_run_spec(f"run_dir:={a_file}")
+    assert printed.returncode == 2 and printed.stderr.strip() == (
+        f"adr_launch: train_sim: run_dir:={a_file}: {a_file} is a file, not a directory")
+    monitor = subprocess.run([str(executable("adr", "adr_monitor")), "--count", "-1"], capture_output=True, text=True,
+                             timeout=60)
+    assert monitor.returncode == 2 and monitor.stderr.strip().splitlines()[-1] == (
+        "adr_monitor: error: argument --count: -1 is below 1")

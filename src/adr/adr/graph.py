@@ -210,6 +210,9 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     spec = replace(RunSpec.resolve(resolved), run_id=run_id)  # once, for every node
     env_name = resolved.env_id.split("/")[-1].split("-")[0].lower()
     run_dir = args["run_dir"] or f"runs/{env_name}_{method_name(resolved.sampler)}_seed{args['seed']}"
+    from adr_core.cli_types import writable_dir
+
+    writable_dir(Path(run_dir), "train_sim: run_dir:=")
     return {
         "config_file": config_file,
         "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),

@@ -15,6 +15,7 @@ import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
+from adr_core.cli_types import at_least
 from adr_interfaces.msg import ParameterSet
 from adr_interfaces.srv import ProposeParameters
 from adr_ros import parameter_sets, qos, topics
@@ -25,11 +26,11 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         prog="adr_monitor", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--propose", type=int, metavar="N", help="call the sampler's propose service for N settings first"
+        "--propose", type=at_least(1), metavar="N", help="call the sampler's propose service for N settings first"
     )
     parser.add_argument(
         "--count",
-        type=int,
+        type=at_least(1),
         metavar="K",
         help="exit after K proposals were received (default: N with --propose, else never)",
     )

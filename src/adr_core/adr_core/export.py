@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .cli_types import writable_dir
 from .evaluation.policies import TrainedPolicy, load_policy
 from .run_dir import resolve_checkpoint
 from .training.checkpoint import CheckpointError
@@ -109,8 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="output folder [<run>/export]")
     args = parser.parse_args(argv)
     try:
+        if args.out is not None:
+            writable_dir(args.out)
         spec_path = export_policy(args.run, args.format, args.out)
-    except (ExportError, CheckpointError) as error:
+    except (ExportError, CheckpointError, ValueError) as error:
         print(f"adr-export: error: {error}", file=sys.stderr)
         return 2
     spec = json.loads(spec_path.read_text())

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
+from ..cli_types import at_least, writable_dir
 from ..randomization import RandomizationError
 from ..training.checkpoint import CheckpointError
 from .grids import DEFAULT_POINTS, GridKind, default_settings, sweep_grid
@@ -56,15 +57,15 @@ folders holding run directories (e.g. runs/). Runs are grouped by environment, t
 def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grid", choices=("auto", "per_dimension", "grid_2d"), default="auto",
                         help="sweep layout; auto: grid_2d for 2-D spaces, per_dimension otherwise [auto]")
-    parser.add_argument("--points", type=int, default=None, metavar="N",
+    parser.add_argument("--points", type=at_least(2), default=None, metavar="N",
                         help=f"grid points per dimension [{DEFAULT_POINTS['per_dimension']} per-dimension, "
                              f"{DEFAULT_POINTS['grid_2d']} for a 2-D grid]")
-    parser.add_argument("--episodes", type=int, default=DEFAULT_EPISODES, metavar="K",
+    parser.add_argument("--episodes", type=at_least(1), default=DEFAULT_EPISODES, metavar="K",
                         help=f"episodes per point and evaluation seed [{DEFAULT_EPISODES}]")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS), metavar="S",
                         help=f"evaluation seeds (each gives --episodes different start states) "
                              f"[{' '.join(map(str, DEFAULT_SEEDS))}]")
-    parser.add_argument("--workers", type=int, default=None, metavar="N",
+    parser.add_argument("--workers", type=at_least(1), default=None, metavar="N",
                         help="worker processes (1 torch thread each); 1 = this process [number of CPUs]")
 
 
@@ -85,7 +86,7 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     try:
         started = time.perf_counter()
         policy = load_policy(args.run)
-        out = args.out or _run_dir_of(resolve_checkpoint(args.run)) / RUN_SWEEP_DIR
+        out = writable_dir(args.out or _run_dir_of(resolve_checkpoint(args.run)) / RUN_SWEEP_DIR)
         grid = sweep_grid(policy.space, _kind(args.grid), args.points)
         print(f"{policy.env_id}: {policy.path} (iteration {policy.iteration}, {policy.agent_steps} agent steps); "
               f"{len(grid)} points x {len(args.seeds)} seeds x {args.episodes} episodes", flush=True)
@@ -120,7 +121,7 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     _common_options(parser)
     parser.add_argument("--curve-episodes", type=int, default=5, metavar="K",
                         help="episodes per setting point for each checkpoint of a learning curve [5]")
-    parser.add_argument("--reference-episodes", type=int, default=100, metavar="N",
+    parser.add_argument("--reference-episodes", type=at_least(1), default=100, metavar="N",
                         help="at least N episodes of the final policy at the reference setting, spread over the "
                              "evaluation seeds: the outcome line's figure and its 95%% interval [100]")
     parser.add_argument("--curve-seeds", type=int, nargs="+", default=[0], metavar="S",
@@ -133,8 +134,10 @@ def report_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bins", type=int, default=20, help="bins of the sampling histograms [20]")
     parser.add_argument("--formats", nargs="+", default=["png", "svg"], help="figure formats [png svg]")
     args = parser.parse_args(argv)
-    if args.reference_episodes < 1:
-        parser.error(f"--reference-episodes must be >= 1, got {args.reference_episodes}")
+    try:
+        writable_dir(args.out)
+    except ValueError as error:
+        parser.error(str(error))
     evaluation = EvaluationOptions(episodes=args.episodes, seeds=tuple(args.seeds), curve_episodes=args.curve_episodes,
                                    reference_episodes=args.reference_episodes,
                                    curve_seeds=tuple(args.curve_seeds), checkpoint_curves=not args.no_checkpoint_curves,

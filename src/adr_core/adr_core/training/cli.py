@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from ..cli_types import at_least, writable_dir
 from .checkpoint import CheckpointError
 from .config import ConfigError, TrainConfig, field_docs
 from .trainer import CONFIG_FILE, Trainer
@@ -88,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(paper appendix 'Bootstrapping Training of New Agents').")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="Override any config key (YAML value syntax), e.g. --set agent.hidden_sizes=[64,64].")
-    run.add_argument("--max-iterations", type=int, default=None, metavar="N",
+    run.add_argument("--max-iterations", type=at_least(1), default=None, metavar="N",
                      help="Stop after N iterations of this invocation (the budget still applies).")
 
     keys = parser.add_argument_group("config keys (default in brackets)")
@@ -134,8 +135,10 @@ def _yaml_value(option: str, text: str) -> Any:
 
 
 def _check_out(out: Path, resume: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file, not a directory")
+    try:
+        writable_dir(out)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     if not resume and (out / "checkpoints" / "latest.pt").exists():
         raise ConfigError(f"{out} already holds a run; use --resume to continue it or choose another --out")
 

@@ -124,6 +124,8 @@ class TrainConfig:
             raise ConfigError(f"sampler must be one of {SAMPLER_KINDS}, got {self.sampler!r}")
         if self.device not in ("cpu", "cuda", "auto") and not self.device.startswith("cuda:"):
             raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'auto', got {self.device!r}")
+        if not 0 <= self.seed < 2**31:
+            raise ConfigError(f"seed must be in [0, 2**31 - 1], got {self.seed}")
         for name in ("total_agent_steps", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")

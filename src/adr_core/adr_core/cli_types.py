@@ -1,0 +1,30 @@
+"""Argument types and checks every command line of the project shares: one clear line for a bad value."""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """``type=at_least(1)``: an integer >= ``low``, else argparse's one-line error naming the option."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def writable_dir(path: Path, option: str = "--out") -> Path:
+    """``path`` as an output folder: refused when it, or a folder above it, is a file (else created as needed)."""
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            separator = "" if option.endswith("=") else " "
+            raise ValueError(f"{option}{separator}{path}: {part} is a file, not a directory")
+    return path
