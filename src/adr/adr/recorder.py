@@ -80,10 +80,13 @@ class RecorderNode(Node):
         return any(fnmatch(name, pattern) for pattern in self.patterns)
 
     def discover(self) -> None:
-        """Subscribe to matching topics that appeared since the last look."""
+        """Subscribe to matching topics that appeared since the last look, once they have a publisher: a topic known
+        only from another node's subscription (the viewer's, say) offers no QoS to match yet."""
         for topic, types in self.get_topic_names_and_types():
             if topic in self._subscribed or not self.wanted(topic) or not types:
                 continue
+            if not self.get_publishers_info_by_topic(topic):
+                continue  # looked at again at the next discovery
             self.subscribe(topic, types[0], self.offered_qos(topic))
 
     def subscribe(self, topic: str, type_name: str, qos: dict) -> None:

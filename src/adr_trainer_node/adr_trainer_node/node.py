@@ -136,6 +136,7 @@ class TrainerNode(Node):
         self.diagnostics = NodeDiagnostics(self)
         self.stop_requested = stop_requested or threading.Event()
         self.early_stop: EarlyStop | None = None  # set by train() when early_stop_every_steps is set
+        self._learning_since: tuple[float, int] | None = None  # (training s, agent steps) at the first update seen
         self.solved = False  # the early-stop rule was met: the run is done before its budget
         self.last_completed: int | None = self.iteration - 1 if resume else None
         self.last_checkpoint: int | None = self.last_completed
@@ -480,12 +481,17 @@ class TrainerNode(Node):
 
     def _report_progress(self, row: dict, n_updates: int, t_agent: float) -> None:
         budget, steps = self.config.total_agent_steps, self.agent.transitions_seen
-        rate = steps / self.wall_time if self.wall_time > 0 else float("nan")
-        eta = (budget - steps) / rate if rate > 0 and steps < budget else 0.0
+        if self._learning_since is None and self.agent.updates_done > 0:
+            self._learning_since = (self.wall_time, steps)  # before: rollouts only, far faster than what follows
+        eta_text = "ETA once learning has started"
+        if self._learning_since is not None and self.wall_time > self._learning_since[0]:
+            rate = (steps - self._learning_since[1]) / (self.wall_time - self._learning_since[0])
+            eta_text = f"ETA {max(0, budget - steps) / rate / 60:.1f} min" if rate > 0 else eta_text
         updates_per_s = n_updates / t_agent if t_agent > 0 and n_updates else float("nan")
         self.metrics.publish(
             {
                 "return_mean": row["return_mean"],
+                "reference_return_mean": row.get("reference_return_mean", math.nan),  # ADR only
                 "solved_fraction": row["solved_fraction"],
                 "critic_loss": row.get("critic_loss", math.nan),
                 "actor_loss": row.get("actor_loss", math.nan),
@@ -499,7 +505,7 @@ class TrainerNode(Node):
         reward = row.get("sampler_reward_mean", math.nan)
         self.get_logger().info(
             f"iteration {row['iteration']}: {steps}/{budget} steps ({100 * min(steps, budget) / budget:.0f}%), "
-            f"ETA {eta / 60:.1f} min, return {row['return_mean']:.1f}, solved {row['solved_fraction']:.2f}"
+            f"{eta_text}, return {row['return_mean']:.1f}, solved {row['solved_fraction']:.2f}"
             + (f", discriminator reward {reward:.3f}" if not math.isnan(reward) else "")
             + (f", {updates_per_s:.0f} updates/s" if not math.isnan(updates_per_s) else ""))
         self.diagnostics.set_status(DiagnosticStatus.OK, f"iteration {row['iteration']}, {steps}/{budget} steps")
