@@ -91,3 +91,27 @@ def test_bootstrap_reuses_sampler_and_discriminator_with_a_fresh_agent(saved_run
         assert torch.equal(a, b)
     with pytest.raises(CheckpointError, match="'adr' sampler"):
         Trainer(tiny_config(sampler="udr"), None, bootstrap_from=path)
+
+
+def test_a_checkpoint_that_cannot_be_written_is_one_line_and_the_previous_one_stays(tmp_path, monkeypatch):
+    from adr_core.training import checkpoint as module
+
+    path = tmp_path / "latest.pt"
+    save_checkpoint(path, {"n": 1})
+    monkeypatch.setattr("shutil.disk_usage", lambda folder: type("Usage", (), {"free": 0})())  # a full disk
+
+    def full_disk(*args, **kwargs):
+        raise RuntimeError("[enforce fail at inline_container.cc:664] . PytorchStreamWriter failed writing file "
+                           "data/0: file write failed\nmore lines")
+
+    monkeypatch.setattr(module.torch, "save", full_disk)
+    with pytest.raises(CheckpointError) as refused:
+        save_checkpoint(path, {"n": 2})
+    assert str(refused.value).startswith(f"cannot write checkpoint {path}: no space left on the device of {tmp_path}")
+    assert "\n" not in str(refused.value)
+    monkeypatch.undo()
+    assert load_checkpoint(path)["n"] == 1 and sorted(p.name for p in tmp_path.iterdir()) == ["latest.pt"]
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("kept")
+    with pytest.raises(CheckpointError, match=f"cannot write checkpoint {a_file / 'x.pt'}: "):
+        save_checkpoint(a_file / "x.pt", {"n": 3})

@@ -42,3 +42,20 @@ def test_the_store_is_bounded_and_drops_the_highest_versions_first() -> None:
         store.offer(versioned(forged))
     assert served(store, 1, 1) == 1  # the real one survived the storm
     assert len(store._held) <= HELD_MAX
+
+
+def test_a_node_that_cannot_write_its_snapshots_says_so_in_one_line(tmp_path):
+    import pytest
+
+    from adr_core.training.checkpoint import CheckpointError
+    from adr_ros.checkpoints import SnapshotKeeper
+
+    keeper = SnapshotKeeper("sampler")
+    keeper.keep(3, {"x": 1})
+    keeper.keep(4, {"x": 2})
+    blocked = tmp_path / "run"
+    blocked.write_text("a file where the run directory should be")
+    with pytest.raises(CheckpointError) as refused:
+        keeper.save_all(blocked)
+    assert str(refused.value).startswith(f"cannot write checkpoint {blocked}/checkpoints/sampler-")
+    assert "\n" not in str(refused.value)

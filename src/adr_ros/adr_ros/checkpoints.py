@@ -70,5 +70,14 @@ class SnapshotKeeper:
         return response
 
     def save_all(self, run_dir: str | Path) -> list[Path]:
-        """On shutdown: write every kept snapshot, so the trainer can tie the newest common iteration."""
-        return [self.write(checkpoint_dir(run_dir), iteration) for iteration in self._snapshots]
+        """On shutdown: write every kept snapshot, so the trainer can tie the newest common iteration. Raises
+        ``CheckpointError`` (one line: the path and the OS's reason) after trying every one."""
+        written, failures = [], []
+        for iteration in self._snapshots:
+            try:
+                written.append(self.write(checkpoint_dir(run_dir), iteration))
+            except CheckpointError as error:
+                failures.append(str(error))
+        if failures:
+            raise CheckpointError(failures[-1])
+        return written

@@ -17,6 +17,8 @@ from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedE
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from adr_core.training.checkpoint import CheckpointError
+
 
 def init_without_signal_handlers(args: list[str] | None = None) -> None:
     rclpy.init(args=args if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
@@ -80,16 +82,20 @@ def run_node(make_node: Callable[[], Node], on_shutdown: Callable[[Node], None] 
         rclpy.try_shutdown()
         return 1
     executor = make_executor() if make_executor is not None else None
+    status = 0
     try:
         spin_until_shutdown(node, stop, executor=executor, linger=None if linger is None else (lambda: linger(node)))
         if on_shutdown is not None:
             on_shutdown(node)
+    except CheckpointError as error:  # e.g. a full disk: one line naming the path and the OS's reason, exit 1
+        print(f"[fatal] {error}", file=sys.stderr, flush=True)
+        status = 1
     finally:
         if executor is not None:
             executor.shutdown(timeout_sec=0)
         node.destroy_node()
         rclpy.try_shutdown()
-    return 0
+    return status
 
 
 TRAINER_NODE = "adr_trainer"

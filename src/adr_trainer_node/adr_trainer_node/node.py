@@ -390,6 +390,7 @@ class TrainerNode(Node):
     def _component_checkpoint(self, component: str, client, k: int, directory: Path, patient: bool) -> str:
         deadline = time.monotonic() + (self.service_timeout if patient else 5.0)
         name = component_file(component, k)
+        reason = "no answer"
         while time.monotonic() < deadline:
             if patient and self.stop_requested.is_set():  # Ctrl-C: a hung node gets 5 s more, not the full timeout
                 deadline, patient = min(deadline, time.monotonic() + 5.0), False
@@ -399,12 +400,16 @@ class TrainerNode(Node):
                                       min(deadline, time.monotonic() + 5.0))
                 if response is not None and response.success:
                     return Path(response.path).name
+                if response is not None:
+                    reason = response.message
+                    if reason.startswith("cannot write checkpoint"):  # it will not get better by asking again
+                        break
             if (directory / name).is_file():  # written by the node itself on shutdown
                 return name
             time.sleep(0.05)
         if (directory / name).is_file():
             return name
-        raise CheckpointError(f"the {component} did not save its state of iteration {k}")
+        raise CheckpointError(f"the {component} did not save its state of iteration {k}: {reason}")
 
     # ------------------------------------------------------------------ helpers
     def _call(self, client, request, deadline: float, stoppable: bool = False):

@@ -22,20 +22,42 @@ class CheckpointError(ValueError):
 
 
 def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
-    """Write ``payload`` (plus the format tag) to ``path`` atomically: temp file in the same folder, fsync, rename."""
+    """Write ``payload`` (plus the format tag) to ``path`` atomically: temp file in the same folder, fsync, rename.
+    A file that cannot be written (disk full, no permission, a file where a folder should be) raises
+    ``CheckpointError`` naming the path and the OS's reason; the previous checkpoint at ``path`` stays intact."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise CheckpointError(f"cannot write checkpoint {path}: {error.strerror or error}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             torch.save({"format": FORMAT, **payload}, handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)
+    except (OSError, RuntimeError) as error:  # torch's writer reports a full disk as a RuntimeError
+        Path(tmp_name).unlink(missing_ok=True)
+        raise CheckpointError(f"cannot write checkpoint {path}: {_write_failure(error, path.parent)}") from None
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
     return path
+
+
+def _write_failure(error: BaseException, folder: Path) -> str:
+    """The OS's reason in one line (torch's RuntimeError hides ENOSPC behind 'file write failed')."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    try:
+        import shutil
+
+        if shutil.disk_usage(folder).free < 64 * 1024 * 1024:
+            return f"no space left on the device of {folder} ({str(error).splitlines()[0]})"
+    except OSError:
+        pass
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 def load_checkpoint(path: str | Path, map_location: torch.device | str = "cpu") -> dict[str, Any]:
