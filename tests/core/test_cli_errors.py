@@ -37,7 +37,7 @@ def test_train_refuses_a_negative_seed_and_iteration_count(tmp_path, capsys):
 
 def test_outputs_under_a_file_are_refused_and_the_file_kept(a_file, capsys):
     assert one_line_error(capsys, report_main, ["runs", "--out", str(a_file)]).endswith(
-        f"--out {a_file}: {a_file} is a file, not a directory")
+        f"--out {a_file} is a file, not a directory")
     assert one_line_error(capsys, export_main, ["runs/x", "--format", "onnx", "--out", str(a_file / "sub")]) == \
         f"adr-export: error: --out {a_file / 'sub'}: {a_file} is a file, not a directory"
     assert one_line_error(capsys, train_main, ["--out", str(a_file / "run")]).endswith("is a file, not a directory")

@@ -154,7 +154,7 @@ def test_a_run_dir_under_a_file_and_a_negative_monitor_count_are_refused_in_one_
     a_file.write_text("kept")
     printed = _printed_run_spec(f"run_dir:={a_file}")
     assert printed.returncode == 2 and printed.stderr.strip() == (
-        f"adr_launch: train_sim: run_dir:={a_file}: {a_file} is a file, not a directory")
+        f"adr_launch: train_sim: run_dir:={a_file} is a file, not a directory")
     monitor = subprocess.run([str(executable("adr", "adr_monitor")), "--count", "-1"], capture_output=True, text=True,
                              timeout=60)
     assert monitor.returncode == 2 and monitor.stderr.strip().splitlines()[-1] == (

@@ -102,12 +102,29 @@ def expected(graph_name: str, arguments: dict[str, str], real: bool) -> list[tup
 
 CASES = [("train_sim", {"budget": "3000", "instances": "3", "record": "true", "run_dir": "/tmp/adr_launch_test",
                         "run_id": "launch-test"}),
-         ("deploy_real", {"checkpoint": str(Path(__file__)), "dry_run": "true"})]
+         ("deploy_real", {"checkpoint": "<tiny ErgoReacher run>", "dry_run": "true"})]
+
+
+@pytest.fixture(scope="module")
+def tiny_ergo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real ErgoReacher checkpoint (a few seconds of training): deploy_real checks it before building its nodes."""
+    from adr_core.training.config import TrainConfig
+    from adr_core.training.trainer import Trainer
+
+    out = tmp_path_factory.mktemp("ergo_run")
+    Trainer(TrainConfig().with_overrides({
+        "env_id": "adr/ErgoReacher-v0", "total_agent_steps": 200, "agent.batch_size": 32, "agent.learning_starts": 100,
+        "agent.hidden_sizes": [16, 16], "svpg.num_particles": 2, "discriminator.hidden_size": 16, "torch_threads": 1,
+        "tensorboard": False, "progress": False}), out).run()
+    return out
 
 
 @pytest.mark.parametrize(("graph_name", "arguments"), CASES)
 def test_each_launch_file_starts_the_nodes_of_its_graph_description(launch_api: bool, graph_name: str,
-                                                                    arguments: dict[str, str]) -> None:
+                                                                    arguments: dict[str, str],
+                                                                    tiny_ergo_run: Path) -> None:
+    if "checkpoint" in arguments:
+        arguments = {**arguments, "checkpoint": str(tiny_ergo_run)}
     description = load_launch_file(LAUNCH_DIR / f"{graph_name}.launch.py")
     nodes = nodes_of(description, arguments, launch_api)
     assert nodes == expected(graph_name, arguments, launch_api)

@@ -25,6 +25,7 @@ def writable_dir(path: Path, option: str = "--out") -> Path:
     """``path`` as an output folder: refused when it, or a folder above it, is a file (else created as needed)."""
     for part in (path, *path.parents):
         if part.exists() and not part.is_dir():
-            separator = "" if option.endswith("=") else " "
-            raise ValueError(f"{option}{separator}{path}: {part} is a file, not a directory")
+            named = f"{option}{'' if option.endswith('=') else ' '}{path}"
+            raise ValueError(f"{named} is a file, not a directory" if part == path else
+                             f"{named}: {part} is a file, not a directory")
     return path
