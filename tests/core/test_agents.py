@@ -292,3 +292,44 @@ def test_deterministic_actor_explores_with_the_rollouts_gaussian_noise():
 def test_impossible_agent_settings_are_refused_naming_the_key(overrides, message):
     with pytest.raises(ValueError, match=message):
         AgentConfig(**overrides)
+
+
+def assert_same_state(a, b, path: str = "") -> None:
+    """Recursive equality of two agent state_dicts (tensors bit for bit)."""
+    if isinstance(a, dict):
+        assert set(a) == set(b), path
+        for key in a:
+            assert_same_state(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same_state(x, y, f"{path}[{i}]")
+    elif isinstance(a, torch.Tensor):
+        assert torch.equal(a, b), path
+    else:
+        assert a == b, path
+
+
+@pytest.mark.parametrize("algorithm", ["ddpg", "td3", "sac"])
+def test_undo_returns_to_the_state_before_a_store_and_update_block_even_after_the_ring_wrapped(algorithm):
+    """The graph trainer's rollback of an iteration that cannot complete (issue 28): cheap, and exact."""
+    rng = np.random.default_rng(8)
+    agent = make_agent(small_config(algorithm=algorithm, buffer_capacity=150), OBS, ACT, seed=3)
+    agent.store(random_trajectory(rng, 120))
+    agent.update(5)
+    before = agent.state_dict()
+    point = agent.undo_point(upcoming=100)
+    agent.store(random_trajectory(rng, 60))  # wraps: overwrites 30 of the stored rows
+    agent.store(random_trajectory(rng, 40))
+    agent.update(7)
+    assert agent.replay.size == 150 and agent.updates_done == 12
+    agent.undo(point)
+    assert_same_state(agent.state_dict(), before)
+    # and it learns on exactly as it would have from there
+    again = make_agent(small_config(algorithm=algorithm, buffer_capacity=150), OBS, ACT, seed=3)
+    again.load_state_dict(before)
+    trajectory = random_trajectory(np.random.default_rng(9), 50)
+    for a in (agent, again):
+        a.store(trajectory)
+        a.update(3)
+    assert_same_state(agent.state_dict(), again.state_dict())

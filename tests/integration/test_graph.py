@@ -59,7 +59,8 @@ def test_ctrl_c_checkpoints_and_resume_continues_the_same_run(reference_run: Pat
     first.send_signal(signal.SIGINT)
     output = finish(first, seen, timeout=60)
     assert first.returncode == 0, output
-    assert "[adr_trainer] Ctrl-C: stopping after the current learning block" in output  # said at once
+    assert "[adr_trainer] stop requested (Ctrl-C, or the launcher stopping the graph after a node ended): " \
+           "stopping after the current learning block" in output  # said at once
     manifest = json.loads((tmp_path / "checkpoints" / "latest.json").read_text())
     assert manifest["iteration"] >= 3
     assert "Traceback" not in output
@@ -68,6 +69,68 @@ def test_ctrl_c_checkpoints_and_resume_continues_the_same_run(reference_run: Pat
     output = finish(second, [])
     assert second.returncode == 0, output
     assert f"resumed after iteration {manifest['iteration']}" in output
+    assert metric_rows(tmp_path) == metric_rows(reference_run)
+    assert sample_rows(tmp_path) == sample_rows(reference_run)
+
+
+@pytest.mark.parametrize(("node", "mid_iteration"), [("adr_sampler", False), ("adr_discriminator", True)])
+def test_a_killed_helper_node_costs_at_most_the_iteration_in_flight(node: str, mid_iteration: bool,
+                                                                    reference_run: Path, ros_env: dict[str, str],
+                                                                    tmp_path: Path) -> None:
+    """Issue 28: SIGKILL of the sampler or the discriminator before the first periodic checkpoint: the launch exits
+    128 + 9, the trainer's final checkpoint names the dead node's state of the last complete iteration (written when
+    that iteration completed), and resume:=true ends with the uninterrupted run's metrics. ``mid_iteration``: the
+    discriminator is frozen first, so the trainer has learned from iteration 3 while its rewards never come: the
+    trainer rolls the agent back to iteration 2 and resume redoes 3."""
+    never = {"checkpoint_every": 1000}  # no periodic checkpoint in this run
+    first = start_graph(tmp_path, ros_env, BUDGET, "instances:=1", overrides=never)
+    seen: list[str] = []
+    pid = int(read_until(first, rf"started {node} \(pid (\d+)\)", 60, seen).group(1))
+    read_until(first, r"adr_trainer\]: iteration 2:", 180, seen)
+    if mid_iteration:
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(8.0)  # iteration 3 is rolled out and learned from; the trainer waits for its rewards
+    os.kill(pid, signal.SIGKILL)
+    output = finish(first, seen, timeout=120)
+    assert first.returncode == 128 + signal.SIGKILL, output
+    assert "stopped before the end" in output and "resume:=true continues after it" in output, output
+    manifest = json.loads((tmp_path / "checkpoints" / "latest.json").read_text())
+    assert manifest["iteration"] >= 2 and set(manifest["files"]) == {"agent", "sampler", "discriminator"}
+    if mid_iteration:
+        assert manifest["iteration"] == 2, output
+        assert "iteration 3 did not complete (the discriminator's rewards never came)" in output, output
+    assert "Traceback" not in output
+
+    second = start_graph(tmp_path, ros_env, BUDGET, "instances:=1", "resume:=true", overrides=never)
+    output = finish(second, [])
+    assert second.returncode == 0, output
+    assert f"resumed after iteration {manifest['iteration']}" in output
+    assert metric_rows(tmp_path) == metric_rows(reference_run)
+    assert sample_rows(tmp_path) == sample_rows(reference_run)
+    # the completion-time files of iterations nobody checkpointed do not pile up: at most the last two per node
+    for component in ("sampler", "discriminator"):
+        assert len(list((tmp_path / "checkpoints").glob(f"{component}-*.pt"))) <= 5  # + both final checkpoints
+
+
+def test_a_killed_trainer_resumes_from_its_last_periodic_checkpoint(reference_run: Path, ros_env: dict[str, str],
+                                                                   tmp_path: Path) -> None:
+    """Issue 28: SIGKILL of the trainer (whose agent state lives only in it) costs the iterations since its last
+    periodic checkpoint (checkpoint_every 2 here), no more: the launch exits 137, the helpers stop on their own, and
+    resume:=true ends with the uninterrupted run's metrics."""
+    first = start_graph(tmp_path, ros_env, BUDGET, "instances:=1")
+    seen: list[str] = []
+    pid = int(read_until(first, r"started adr_trainer \(pid (\d+)\)", 60, seen).group(1))
+    read_until(first, r"adr_trainer\]: iteration 2:", 180, seen)
+    os.kill(pid, signal.SIGKILL)
+    output = finish(first, seen, timeout=120)
+    assert first.returncode == 128 + signal.SIGKILL, output
+    manifest = json.loads((tmp_path / "checkpoints" / "latest.json").read_text())
+    assert manifest["iteration"] == 1, output  # the periodic checkpoint after iterations 0-1
+
+    second = start_graph(tmp_path, ros_env, BUDGET, "instances:=1", "resume:=true")
+    output = finish(second, [])
+    assert second.returncode == 0, output
+    assert "resumed after iteration 1" in output
     assert metric_rows(tmp_path) == metric_rows(reference_run)
     assert sample_rows(tmp_path) == sample_rows(reference_run)
 
@@ -126,8 +189,8 @@ def test_ctrl_c_stops_the_trainer_while_a_node_it_waits_on_hangs(ros_env: dict[s
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(sampler, signal.SIGCONT)
-    assert "Ctrl-C: stopping after the current learning block" in output, output
-    assert "adr_trainer]: finished:" in output, output
+    assert "stopping after the current learning block" in output, output
+    assert "adr_trainer]: stopped before the end:" in output, output
     assert "adr_trainer ignored Ctrl-C" not in output, output
     assert "adr_trainer exited with code 0" in output, output
     # the hung sampler served the trainer's final checkpoint: once the trainer is gone it gets 10 s, not 300

@@ -6,7 +6,7 @@ processes from these descriptions, so the two start the same nodes with the same
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -67,10 +67,8 @@ class Graph:
 
     def resolve(self, overrides: Mapping[str, str]) -> dict[str, str]:
         """Defaults completed by ``overrides``; unknown names and invalid values raise ValueError."""
+        self.check_names(overrides)
         known = {argument.name: argument for argument in self.arguments}
-        unknown = sorted(set(overrides) - set(known))
-        if unknown:
-            raise ValueError(f"{self.name}: unknown argument(s) {', '.join(unknown)}; known: {', '.join(known)}")
         values = {name: argument.default for name, argument in known.items()} | dict(overrides)
         for name, value in values.items():
             try:
@@ -78,6 +76,15 @@ class Graph:
             except ValueError as error:
                 raise ValueError(f"{self.name}: {error}") from None
         return values
+
+    def check_names(self, names: Iterable[str]) -> None:
+        """Refuse argument names the graph does not declare, in one wording for both launchers: the unknown ones
+        sorted and written as typed (``name:=``), the known ones in declaration order (as ``--show-args`` lists)."""
+        known = [argument.name for argument in self.arguments]
+        unknown = sorted(set(names) - set(known))
+        if unknown:
+            raise ValueError(f"{self.name}: unknown argument(s) {', '.join(f'{u}:=' for u in unknown)}; "
+                             f"known: {', '.join(known)}")
 
     def nodes(self, overrides: Mapping[str, str]) -> list[NodeSpec]:
         values = self.resolve(overrides)

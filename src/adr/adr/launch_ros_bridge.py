@@ -59,11 +59,8 @@ def launch_description(launch_file: str) -> LaunchDescription:
 def graph_arguments(graph: Graph, configurations: Mapping[str, str]) -> dict[str, str]:
     """The launch configurations as the graph's arguments; names the graph does not know are refused (ros2 launch
     itself accepts any ``name:=value``, so a typo would otherwise start a run with the default)."""
+    graph.check_names(configurations)
     known = {argument.name for argument in graph.arguments}
-    unknown = sorted(set(configurations) - known)
-    if unknown:
-        raise ValueError(f"{graph.name}: unknown argument(s) {', '.join(f'{u}:=' for u in unknown)}; known: "
-                         f"{', '.join(sorted(known))}")
     return {name: str(configurations[name]) for name in known if name in configurations}
 
 

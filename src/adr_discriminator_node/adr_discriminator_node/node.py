@@ -59,7 +59,7 @@ class DiscriminatorNode(Node):
         self.slots = spec.slots
         self.discriminator = DiscriminatorRewarder(self.obs_dim, self.act_dim, cfg.discriminator,
                                                    component_seed(cfg.seed, COMPONENT), resolve_device(cfg.device))
-        self.snapshots = SnapshotKeeper(COMPONENT)
+        self.snapshots = SnapshotKeeper(COMPONENT, run_dir=self.run_dir)  # on disk before the rewards go out
         next_iteration = 0
         if resume:
             payload = load_component(self.run_dir, COMPONENT)
@@ -112,8 +112,9 @@ class DiscriminatorNode(Node):
         """The discriminator's step of Algorithm 1 (adr_core.iteration.score_then_train), then the rewards out."""
         started = time.perf_counter()
         rewards, metrics = score_then_train(self.discriminator, done.randomized, done.reference)
-        self._publish_rewards(done.iteration, rewards, metrics)
+        # written first: once the trainer has the rewards of an iteration, this node's state of it is on disk
         self.snapshots.keep(done.iteration, make_payload(done.iteration, self.discriminator, self.config))
+        self._publish_rewards(done.iteration, rewards, metrics)
         self.metrics.publish({**metrics, "sampler_reward_mean": float(rewards.mean()),
                               "time_discriminator_s": time.perf_counter() - started})
         self.diagnostics.count("iterations")

@@ -26,21 +26,47 @@ __all__ = ["CHECKPOINTS", "MANIFEST", "SnapshotKeeper", "checkpoint_dir", "compo
            "read_manifest", "write_manifest"]
 
 class SnapshotKeeper:
-    """The state of a node after each of its last ``keep`` completed iterations, ready to be written."""
+    """The state of a node after each of its last ``keep`` completed iterations, ready to be written.
 
-    def __init__(self, component: str, keep: int = 2) -> None:
+    ``run_dir``: also write each snapshot to ``<run_dir>/checkpoints/`` as soon as the iteration completes (before the
+    node tells anyone it completed), so a node killed later, even by SIGKILL, has left its state of every iteration
+    the trainer counts as complete: the trainer's final checkpoint can name it, and ``resume:=true`` continues from
+    there even before the first periodic checkpoint. Files of iterations the trainer never asked for are removed once
+    ``keep`` + 1 newer ones exist (unless ``latest.json`` names them)."""
+
+    def __init__(self, component: str, keep: int = 2, run_dir: str | Path | None = None) -> None:
         self.component = component
         self._keep = keep
         self._snapshots: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self._run_dir = None if run_dir is None else Path(run_dir)
+        self._persisted: list[int] = []  # written on completion, not (yet) asked for by the trainer
 
     @property
     def last_completed(self) -> int | None:
         return next(reversed(self._snapshots)) if self._snapshots else None
 
     def keep(self, iteration: int, payload: dict[str, Any]) -> None:
+        """Keep the state after ``iteration``; with a ``run_dir``, write it at once (raises ``CheckpointError``)."""
         self._snapshots[iteration] = payload
         while len(self._snapshots) > self._keep:
             self._snapshots.popitem(last=False)
+        if self._run_dir is not None:
+            self.write(checkpoint_dir(self._run_dir), iteration)
+            self._persisted.append(iteration)
+            self._prune()
+
+    def _prune(self) -> None:
+        """Remove the completion-time files of old iterations nobody checkpointed (the newest ``keep`` stay)."""
+        assert self._run_dir is not None
+        directory = checkpoint_dir(self._run_dir)
+        try:
+            named = set(read_manifest(self._run_dir)["files"].values())
+        except (CheckpointError, OSError, KeyError, ValueError):
+            named = set()
+        while len(self._persisted) > self._keep + 1:  # one more than in memory: an async trainer may roll back one
+            name = component_file(self.component, self._persisted.pop(0))
+            if name not in named:
+                (directory / name).unlink(missing_ok=True)
 
     def write(self, directory: str | Path, iteration: int) -> Path:
         if iteration not in self._snapshots:
@@ -64,6 +90,8 @@ class SnapshotKeeper:
             return response
         try:
             response.path = str(self.write(directory, request.iteration))
+            if request.iteration in self._persisted:  # a checkpoint of the run now: never pruned
+                self._persisted.remove(request.iteration)
             response.success, response.message = True, f"{self.component} state of iteration {request.iteration}"
         except (CheckpointError, OSError) as error:
             response.success, response.message = False, str(error)
@@ -74,6 +102,10 @@ class SnapshotKeeper:
         ``CheckpointError`` (one line: the path and the OS's reason) after trying every one."""
         written, failures = [], []
         for iteration in self._snapshots:
+            if iteration in self._persisted and (checkpoint_dir(run_dir) / component_file(self.component,
+                                                                                          iteration)).is_file():
+                written.append(checkpoint_dir(run_dir) / component_file(self.component, iteration))
+                continue
             try:
                 written.append(self.write(checkpoint_dir(run_dir), iteration))
             except CheckpointError as error:

@@ -50,7 +50,7 @@ class SamplerNode(Node):
         self.awaiting_rewards_of: int | None = None
         self.answered: tuple[int, list[ParameterSet]] | None = None  # the last iteration proposed, for re-asks
         self.histogram = np.zeros((self.space.ndim, bins), dtype=np.uint64)
-        self.snapshots = SnapshotKeeper(COMPONENT)
+        self.snapshots = SnapshotKeeper(COMPONENT, run_dir=self.run_dir)  # on disk before the trainer hears of it
         if resume:
             state = load_component(self.run_dir, COMPONENT)
             self.sampler.load_state_dict(state["state"])

@@ -197,7 +197,7 @@ class TrainerNode(Node):
         try:
             run_probe(self, self.frozen, self.probe_iterations)
         except StopRequested:
-            self.get_logger().info("stopping: Ctrl-C")
+            self.get_logger().info(f"stopping: {STOP_CAUSE}")
 
     def train(self) -> None:
         """Run iterations until the budget or Ctrl-C; always ends with a checkpoint of the last completed one."""
@@ -237,7 +237,7 @@ class TrainerNode(Node):
                     if steps_after >= self.config.total_agent_steps:
                         break
         except StopRequested:
-            self.get_logger().info("stopping: Ctrl-C")
+            self.get_logger().info(f"stopping: {STOP_CAUSE}")
         finally:
             if learning is not None:
                 learning.join()
@@ -247,23 +247,46 @@ class TrainerNode(Node):
                     self.checkpoint(self.last_completed, final=True)
                 except CheckpointError as error:
                     self.get_logger().warning(
-                        f"no final checkpoint of iteration {self.last_completed} ({error}); checkpoints/latest.json "
-                        f"still names iteration {self.last_checkpoint}")
+                        f"no final checkpoint of iteration {self.last_completed} ({error}); {self.resumable()}")
             log.close()
         per_instance = ", ".join(f"{name} {n}" for name, n in self.dispatcher.rollouts_done.items())
-        self.get_logger().info(f"finished: {self.agent.transitions_seen} agent steps, {self.iteration} iterations, "
-                               f"rollouts per instance: {per_instance}; run dir {self.run_dir}")
+        summary = (f"{self.agent.transitions_seen} agent steps, {self.iteration} iterations, rollouts per instance: "
+                   f"{per_instance}; run dir {self.run_dir}")
+        if self.done:
+            self.get_logger().info(f"finished: {summary}")
+        else:
+            self.get_logger().warning(f"stopped before the end: {summary}; {self.resumable()}")
+
+    def resumable(self) -> str:
+        """Where resume:=true would continue, in words."""
+        if self.last_checkpoint is None:
+            return "no checkpoint was written: resume:=true has nothing to continue from"
+        return f"checkpoints/latest.json names iteration {self.last_checkpoint}: resume:=true continues after it"
 
     def learn_and_log(self, log: RunLog, k: int, proposals: list[ParameterSet], randomized: list[Trajectory],
                       t0: float, t_rollouts: float) -> None:
         t1 = time.perf_counter()
         reference = self.references.pop(k, [])
+        learned_from = [*randomized, *(reference if self.config.learn_from_reference else [])]
+        undo = self.agent.undo_point(sum(t.length for t in learned_from))  # networks + overwritten rows: cheap
         n_updates, losses = update_agent(self.agent, randomized, self.config.total_agent_steps,
                                          reference if self.config.learn_from_reference else None)
         t_agent = self.last_learning_s = time.perf_counter() - t1
         self.publish_weights()
         rewards = self._rewards_of(k)
         sampler_metrics = self._sampler_metrics_of(k)
+        if self.stop_requested.is_set() and self.learns_from_rewards and (rewards is None or sampler_metrics is None):
+            # a helper died (or the graph stops) before finishing iteration k: no consistent state of k exists, so
+            # the agent goes back to its state after k - 1, which the final checkpoint then ties to the helpers'
+            # states of k - 1 (on disk since k - 1 completed)
+            self.agent.undo(undo)
+            missing = "the discriminator's rewards" if rewards is None else "the sampler's update"
+            self.get_logger().warning(f"iteration {k} did not complete ({missing} never came): the agent is back "
+                                      f"at its state after iteration {k - 1}; resume:=true redoes iteration {k}")
+            if self.mode == "sync":
+                self.iteration = k
+            return
+        sampler_metrics = sampler_metrics or {}
         elapsed = time.perf_counter() - t0
         if self.early_stop is not None:  # training time: the wall_time_s below includes the check
             self.solved = self.early_stop.maybe_check(self.agent.transitions_seen, self.agent.actor_state_dict(),
@@ -295,8 +318,7 @@ class TrainerNode(Node):
             except CheckpointError as error:
                 if not self.stop_requested.is_set():
                     raise
-                self.get_logger().warning(f"stopping: no checkpoint of iteration {k} ({error}); checkpoints/"
-                                          f"latest.json still names iteration {self.last_checkpoint}")
+                self.get_logger().warning(f"stopping: no checkpoint of iteration {k} ({error}); {self.resumable()}")
                 self.checkpoint_abandoned = True  # no second try at exit
 
     def _training_seconds(self) -> float:
@@ -439,8 +461,9 @@ class TrainerNode(Node):
             del self.rewards[old]
         return self.rewards.get(k)
 
-    def _sampler_metrics_of(self, k: int) -> dict[str, float]:
-        """The sampler's update statistics of iteration k (it publishes them once the rewards of k arrived)."""
+    def _sampler_metrics_of(self, k: int) -> dict[str, float] | None:
+        """The sampler's update statistics of iteration k (it publishes them once the rewards of k arrived); None:
+        they did not come (in time)."""
         if not self.learns_from_rewards:
             return {}
         # sync: the row waits for them (a loaded machine may take seconds); the discriminator and the sampler are
@@ -450,7 +473,7 @@ class TrainerNode(Node):
             time.sleep(0.005)
         for old in [i for i in self.sampler_metrics if i < k]:
             del self.sampler_metrics[old]
-        return self.sampler_metrics.pop(k, {})
+        return self.sampler_metrics.pop(k, None)
 
     def _wait_for_graph(self) -> None:
         deadline = time.monotonic() + self.service_timeout
@@ -517,12 +540,15 @@ class TrainerNode(Node):
         self.diagnostics.values.update(iteration=str(row["iteration"]), agent_steps=str(steps))
 
 
+STOP_CAUSE = "stop requested (Ctrl-C, or the launcher stopping the graph after a node ended)"
+
+
 def announce_stop(nodes: list[TrainerNode]) -> None:
     """At Ctrl-C, at once: what happens next and about how long it takes (the learning block is not interrupted)."""
     block = nodes[0].last_learning_s if nodes else 0.0
     expected = f" (the last one took {block:.0f} s)" if block >= 1 else ""
-    print(f"[adr_trainer] Ctrl-C: stopping after the current learning block{expected}, then writing the final "
-          "checkpoint", file=sys.stderr, flush=True)
+    print(f"[adr_trainer] {STOP_CAUSE}: stopping after the current learning block{expected}, then writing the "
+          "final checkpoint", file=sys.stderr, flush=True)
 
 
 def main() -> int:

@@ -146,29 +146,47 @@ class OffPolicyAgent(ABC):
 
     def state_dict(self) -> dict[str, Any]:
         """A snapshot (deep copy): later updates do not change it."""
-        networks = copy.deepcopy({
-            "actor": self.actor.state_dict(), "actor_target": self.actor_target.state_dict(),
-            "actor_optimizer": self.actor_optimizer.state_dict(), "critic": self._critic_state()})
         return {
             "algorithm": self.algorithm, "obs_dim": self.obs_dim, "act_dim": self.act_dim,
             "config": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self.config).items()},
-            **networks, "replay": self.replay.state_dict(), "generator": self.generator.get_state(),
-            "updates_done": self.updates_done, "transitions_seen": self.transitions_seen,
+            **self._learner_state(), "replay": self.replay.state_dict(),
         }
+
+    def _learner_state(self) -> dict[str, Any]:
+        """Everything but the replay buffer (deep copies)."""
+        networks = copy.deepcopy({
+            "actor": self.actor.state_dict(), "actor_target": self.actor_target.state_dict(),
+            "actor_optimizer": self.actor_optimizer.state_dict(), "critic": self._critic_state()})
+        return {**networks, "generator": self.generator.get_state(), "updates_done": self.updates_done,
+                "transitions_seen": self.transitions_seen}
+
+    def _load_learner_state(self, state: dict[str, Any]) -> None:
+        state = {**state, **copy.deepcopy({k: state[k] for k in ("actor_optimizer", "critic")})}  # no shared moments
+        self.actor.load_state_dict(state["actor"])
+        self.actor_target.load_state_dict(state["actor_target"])
+        self.actor_optimizer.load_state_dict(state["actor_optimizer"])
+        self._load_critic_state(state["critic"])
+        self.generator.set_state(state["generator"])
+        self.updates_done, self.transitions_seen = int(state["updates_done"]), int(state["transitions_seen"])
+
+    def undo_point(self, upcoming: int) -> dict[str, Any]:
+        """An in-memory snapshot that ``undo`` returns to after storing at most ``upcoming`` transitions and updating:
+        the networks, optimizers, generator and counters, and of the replay only the rows those transitions would
+        overwrite (cheap next to ``state_dict``, which copies the whole buffer). The node graph's trainer takes one
+        before each learning block, to drop an iteration that cannot complete because another node died."""
+        return {"learner": self._learner_state(), "replay": self.replay.undo_point(upcoming)}
+
+    def undo(self, point: dict[str, Any]) -> None:
+        self._load_learner_state(point["learner"])
+        self.replay.rollback(point["replay"])
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         expected = (self.algorithm, self.obs_dim, self.act_dim)
         found = (state.get("algorithm"), state.get("obs_dim"), state.get("act_dim"))
         if found != expected:
             raise ValueError(f"agent checkpoint is (algorithm, obs_dim, act_dim) = {found}, this agent is {expected}")
-        state = {**state, **copy.deepcopy({k: state[k] for k in ("actor_optimizer", "critic")})}  # no shared moments
-        self.actor.load_state_dict(state["actor"])
-        self.actor_target.load_state_dict(state["actor_target"])
-        self.actor_optimizer.load_state_dict(state["actor_optimizer"])
-        self._load_critic_state(state["critic"])
+        self._load_learner_state(state)
         self.replay.load_state_dict(state["replay"])
-        self.generator.set_state(state["generator"])
-        self.updates_done, self.transitions_seen = int(state["updates_done"]), int(state["transitions_seen"])
 
     # ---------------------------------------------------------------- helpers
     def _step_actor(self, loss: torch.Tensor) -> None:

@@ -94,6 +94,18 @@ class ReplayBuffer:
         rows = self.storage.index_select(0, index)
         return Batch(**{name: rows[:, cols] for name, cols in self._slices.items()})
 
+    def undo_point(self, upcoming: int) -> dict[str, Any]:
+        """Position, size and the stored rows that the next ``upcoming`` added rows would overwrite (``rollback``)."""
+        index = (self.position + torch.arange(min(max(0, int(upcoming)), self.capacity))) % self.capacity
+        index = index[index < self.size].to(self.device)
+        return {"position": self.position, "size": self.size, "index": index,
+                "rows": self.storage.index_select(0, index).clone()}
+
+    def rollback(self, point: dict[str, Any]) -> None:
+        """Back to ``point`` (``undo_point``), provided at most the ``upcoming`` rows it was taken for were added."""
+        self.storage.index_copy_(0, point["index"], point["rows"])
+        self.position, self.size = int(point["position"]), int(point["size"])
+
     def state_dict(self) -> dict[str, Any]:
         return {"storage": self.storage[:self.size].cpu().clone(), "position": self.position, "size": self.size,
                 "capacity": self.capacity, "row_width": self.row_width, "format": ROW_FORMAT}

@@ -70,7 +70,9 @@ class TrainConfig:
               "'the same policy' in both; the published code used 0 for reference rollouts).")
     device: str = option("cpu", "Torch device of the agent and discriminator: 'cpu', 'cuda' or 'auto' (CUDA when "
                                 "available). SVPG particles and rollouts always run on the CPU.")
-    torch_threads: int = option(0, "torch.set_num_threads for the run; 0 = leave torch's default.")
+    torch_threads: int = option(1, "torch.set_num_threads for the run; 0 = leave torch's default (all cores). "
+                                   "1 by default: the node graph equals adr-train bit for bit only when every "
+                                   "process computes with the same thread count, and its helper nodes run 1.")
     checkpoint_every: int = option(10, "Checkpoint every this many iterations and at the end (adr-train: "
                                        "checkpoints/latest.pt; the node graph: checkpoints/latest.json and one "
                                        "file per node).")

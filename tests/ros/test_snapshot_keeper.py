@@ -1,0 +1,36 @@
+"""A node's snapshots are on disk when its iteration completes; old unrequested ones are pruned, checkpointed ones
+and the one latest.json names are never removed (issue 28: a killed node leaves its last complete iteration)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from adr_interfaces.srv import SaveCheckpoint
+from adr_ros.checkpoints import SnapshotKeeper, checkpoint_dir, load_component, write_manifest
+
+
+def files(run_dir: Path) -> list[str]:
+    return sorted(p.name for p in checkpoint_dir(run_dir).glob("sampler-*.pt"))
+
+
+def test_each_completed_iteration_is_written_at_once_and_old_ones_are_pruned(tmp_path: Path) -> None:
+    keeper = SnapshotKeeper("sampler", run_dir=tmp_path)
+    keeper.keep(0, {"iteration": 0, "w": torch.zeros(2)})
+    assert files(tmp_path) == ["sampler-000000.pt"]  # before anyone asked for it
+    keeper.keep(1, {"iteration": 1, "w": torch.ones(2)})
+    response = keeper.save(SaveCheckpoint.Request(run_id="", iteration=1, directory=""), SaveCheckpoint.Response(),
+                           tmp_path)
+    assert response.success
+    write_manifest(tmp_path, 1, {"sampler": "sampler-000001.pt"})
+    for k in range(2, 6):
+        keeper.keep(k, {"iteration": k, "w": torch.full((2,), float(k))})
+    # 0 and 2 pruned; 1 was checkpointed (and latest.json names it); the last three completions stay
+    assert files(tmp_path) == ["sampler-000001.pt", "sampler-000003.pt", "sampler-000004.pt", "sampler-000005.pt"]
+    assert torch.equal(load_component(tmp_path, "sampler")["w"], torch.ones(2))
+
+
+def test_without_a_run_dir_nothing_is_written(tmp_path: Path) -> None:
+    keeper = SnapshotKeeper("sampler")
+    keeper.keep(0, {"iteration": 0})
+    assert not checkpoint_dir(tmp_path).exists()
