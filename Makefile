@@ -6,12 +6,13 @@ ENV := source scripts/env.sh
 # Extra arguments, e.g. make train ARGS="--budget 50000"   make test ARGS="-k svpg"
 ARGS ?=
 
-.PHONY: setup train test lint test-core test-integration clean help bench-setup bench deploy-setup
+.PHONY: setup train test lint test-core test-integration clean help bench-setup bench deploy-setup check-pip
 
 help:
 	@echo "make train   - set up (first time) and run the main job: an ADR training run with results"
 	@echo "make test    - set up (first time) and run the whole test suite"
 	@echo "make lint    - ruff (lint, import order) over the repository and mypy (strict on adr_core)"
+	@echo "make check-pip - the pip-only install of adr_core in a fresh venv without ROS (a short SB3 run, resume)"
 	@echo "make setup   - only the set-up: .venv with pinned packages + colcon build of ros2_ws/"
 	@echo "make deploy-setup - the arm's computer only: driver + ONNX policy runner, no torch (.venv-deploy)"
 	@echo "make clean   - remove ros2_ws build products (keeps .venv)"
@@ -25,10 +26,13 @@ train: setup
 	@$(ENV) && bash scripts/train.sh $(ARGS)
 
 test: setup
-	@$(ENV) && python -m pytest $(ARGS)
+	@$(ENV) && python -m pytest --durations=25 $(ARGS)
 
 lint: setup
 	@$(ENV) && ruff check . && mypy
+
+check-pip:
+	@bash scripts/check_pip_install.sh
 
 test-core: setup
 	@$(ENV) && python -m pytest tests/core $(ARGS)

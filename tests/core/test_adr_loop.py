@@ -182,3 +182,57 @@ def test_a_loop_nobody_updates_warns_naming_the_callback():
     with pytest.warns(UserWarning, match=r"pass ADRCallback\(loop\) to model.learn"):
         play(env, 4 * loop.slots)
     assert loop.iteration == 0 and loop.ready
+
+
+def test_a_loop_builds_from_an_env_id_and_shows_its_batch_and_state():
+    loop = ADRLoop("adr/LunarLander-v0")  # space and shapes from the env
+    assert loop.proposals is None and loop.state.iteration == 0 and loop.state.slots == 10
+    setting = loop.next_setting()
+    assert loop.proposals.shape == (10, 1) and loop.proposals[0] == pytest.approx(setting.physical[0])
+    loop.proposals[0] = -1.0  # a copy: the loop's batch is not changed through it
+    assert loop.proposals[0] == pytest.approx(setting.physical[0])
+    assert (loop.state.episodes_handed_out, loop.state.episodes_collected, loop.state.ready) == (1, 0, False)
+    with pytest.raises(ADRError, match="needs a TrainConfig or an env id"):
+        ADRLoop(3)  # type: ignore[arg-type]
+
+
+def test_a_train_config_takes_its_nested_sections_as_mappings():
+    from adr_core.training.config import ConfigError
+
+    config = TrainConfig(svpg={"num_particles": 3}, agent={"batch_size": 64})  # type: ignore[arg-type]
+    assert config.num_particles == 3 and config.agent.batch_size == 64
+    with pytest.raises(ConfigError, match=r"unknown config key\(s\) \['svpg.nope'\]"):
+        TrainConfig(svpg={"nope": 1})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="agent must be a mapping of its keys or AgentConfig"):
+        TrainConfig(agent=3)  # type: ignore[arg-type]
+
+
+def test_importing_adr_core_registers_the_envs():
+    import subprocess
+    import sys
+
+    program = "import gymnasium as gym, sys, adr_core; gym.make('adr/ErgoReacher-v0'); print('torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"  # and the import did not load torch
+
+
+def test_the_sb3_reference_policy_sees_normalized_observations_behind_vec_normalize():
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import SAC
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from adr_core.integrations.sb3 import ADRCallback
+
+    loop = ADRLoop(TrainConfig(env_id="adr/LunarLander-v0", svpg={"num_particles": 2}))  # type: ignore[arg-type]
+    venv = VecNormalize(DummyVecEnv([lambda: ADRWrapper(make_env("adr/LunarLander-v0"), loop)]))
+    model = SAC("MlpPolicy", venv, policy_kwargs={"net_arch": [8]}, learning_starts=10, seed=0)
+    model.learn(300)  # the normalizer's statistics move away from 0 / 1
+    callback = ADRCallback(loop)
+    callback.init_callback(model)
+    seen: list[np.ndarray] = []
+    model.predict = lambda obs, deterministic=False: (seen.append(obs) or np.zeros(2, np.float32), None)
+    raw = make_env("adr/LunarLander-v0").reset(seed=0)[0]
+    callback._policy(raw)
+    np.testing.assert_allclose(seen[0], venv.normalize_obs(raw))
+    assert not np.allclose(seen[0], raw)

@@ -55,10 +55,44 @@ class Setting:
     scored: bool  # False: an extra episode while the batch waits for its update (not scored)
 
 
+@dataclass(frozen=True)
+class LoopState:
+    """What the loop is doing now (``ADRLoop.state``): read-only numbers for logs and dashboards."""
+
+    iteration: int  # batches completed (= ``update`` calls)
+    slots: int  # settings per batch (ADR: one per particle)
+    episodes_collected: int  # finished, scored episodes of the open batch
+    episodes_handed_out: int  # settings handed out from the open batch (extra ones included)
+    ready: bool  # the open batch is complete: call ``update``
+    sampler: str  # adr, udr, baseline, fixed
+
+
 class ADRLoop:
-    def __init__(self, config: TrainConfig, space: RandomizationSpace, obs_dim: int, act_dim: int) -> None:
+    """The sampler's side of ADR's Algorithm 1 around any learner (module docstring: the whole loop in 6 lines).
+
+    Build it from a config (``ADRLoop(TrainConfig(env_id=..., sampler="adr", seed=0))``, or just an env id:
+    ``ADRLoop("adr/ErgoReacher-v0")``); the randomization space and the observation/action sizes are read from the
+    env unless given. Knobs users change: ``config.svpg.num_particles`` (settings per batch, the paper's 10/15 by
+    default), ``config.sampler`` (``adr``, ``udr``, ``baseline``, ``fixed`` + ``fixed_range``),
+    ``config.discriminator.*`` and ``config.seed``. Read-only views: ``proposals`` (the open batch's settings) and
+    ``state`` (iteration, slots, episodes collected). ``save``/``load`` continue a run from a file."""
+
+    def __init__(self, config: TrainConfig | str, space: RandomizationSpace | None = None,
+                 obs_dim: int | None = None, act_dim: int | None = None) -> None:
         from .envs import make_env
 
+        if isinstance(config, str):
+            config = TrainConfig(env_id=config)
+        if not isinstance(config, TrainConfig):
+            raise ADRError(f"ADRLoop needs a TrainConfig or an env id such as 'adr/LunarLander-v0', got "
+                           f"{type(config).__name__}")
+        if space is None or obs_dim is None or act_dim is None:
+            from .run_spec import RunSpec
+
+            spec = RunSpec.resolve(config)
+            space = spec.randomization_space() if space is None else space
+            obs_dim = spec.obs_dim if obs_dim is None else obs_dim
+            act_dim = spec.act_dim if act_dim is None else act_dim
         self.config, self.space = config, space
         self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
         seed = config.seed
@@ -84,16 +118,27 @@ class ADRLoop:
 
     @classmethod
     def from_config(cls, config: TrainConfig) -> ADRLoop:
-        """A loop for ``config.env_id`` (an ``adr/*`` env): its space and shapes are read from the env."""
-        from .run_spec import RunSpec
-
-        spec = RunSpec.resolve(config)
-        return cls(config, spec.randomization_space(), spec.obs_dim, spec.act_dim)
+        """A loop for ``config.env_id`` (an ``adr/*`` env): its space and shapes are read from the env (the same as
+        ``ADRLoop(config)``)."""
+        return cls(config)
 
     # ------------------------------------------------------------------ the batch
     @property
     def slots(self) -> int:
+        """Settings per batch (ADR: the number of SVPG particles)."""
         return self.sampler.num_proposals
+
+    @property
+    def proposals(self) -> np.ndarray | None:
+        """The open batch's settings, physical values, shape (slots, dims) in ``space.names`` order (a copy); None
+        before the first ``next_setting`` of a batch."""
+        return None if self._batch is None else self._batch.physical.copy()
+
+    @property
+    def state(self) -> LoopState:
+        """Where the loop stands (iteration, slots, episodes collected and handed out, ready)."""
+        return LoopState(self.iteration, self.slots, len(self._episodes), self._handed_out, self.ready,
+                         self.config.sampler)
 
     def next_setting(self) -> Setting:
         """The setting of the next episode (a new batch is proposed when none is open)."""

@@ -25,6 +25,15 @@ from .rollout import Trajectory
 
 
 class ADRWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
+    """Runs each episode of ``env`` at the setting ``loop`` hands out and gives the finished episode back.
+
+    At ``reset`` it asks ``loop.next_setting()`` and calls the env's ``set_parameters``; it records the episode and
+    calls ``loop.observe`` when it terminates or is truncated (an episode cut short by another ``reset`` is dropped
+    and its setting is used again). ``info["adr"]``: iteration, slot, physical values, scored. Wrap the bare env
+    (before observation wrappers such as normalization): the loop's reference episodes run on a bare env of the
+    same id. Any number of wrappers may share one loop in one process (``DummyVecEnv``); ``SubprocVecEnv`` is
+    refused (the loop cannot be copied into another process)."""
+
     def __init__(self, env: gym.Env[Any, Any], loop: ADRLoop) -> None:
         # recorded (not copied) so that ``env.spec.make()`` rebuilds the wrapper around the same loop
         gym.utils.RecordConstructorArgs.__init__(self, loop=loop, _disable_deepcopy=True)

@@ -16,8 +16,15 @@ import types
 from typing import Any, cast
 
 import numpy as np
-from gymnasium.envs.box2d import lunar_lander as stock
+from gymnasium.error import DependencyNotInstalled
 from gymnasium.utils import EzPickle
+
+from .extras import missing
+
+try:
+    from gymnasium.envs.box2d import lunar_lander as stock
+except DependencyNotInstalled:  # gymnasium's message suggests swig; the wheel needs none
+    raise missing("Box2D", "adr/LunarLander-v0") from None
 
 from ..randomization import RandomizationSpace
 from .randomized import RandomizedEnvMixin

@@ -18,19 +18,24 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
     os.environ["MUJOCO_GL"] = "egl"  # headless rendering; must be chosen before mujoco is imported
 
 import gymnasium as gym
-import mujoco
 import numpy as np
 from gymnasium import spaces
 
 from ..randomization import RandomizationSpace
 from .asset_paths import PUSHER3DOF_MJCF
+from .extras import require
 from .randomized import RandomizedEnvMixin
+
+if TYPE_CHECKING:
+    import mujoco
+else:
+    mujoco = require("mujoco", "adr/Pusher3DOF-v0")  # not installed: one line naming the pip extra
 
 ENV_ID = "adr/Pusher3DOF-v0"
 FRICTIONLOSS, DAMPING = "puck_frictionloss", "puck_damping"

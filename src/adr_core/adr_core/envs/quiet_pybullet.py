@@ -6,6 +6,8 @@ import os
 import sys
 from types import ModuleType
 
+from .extras import missing
+
 
 def import_pybullet() -> ModuleType:
     """``import pybullet`` with file descriptor 2 on /dev/null for the import only (once per process)."""
@@ -17,6 +19,10 @@ def import_pybullet() -> ModuleType:
     try:
         os.dup2(devnull, 2)
         import pybullet
+    except ModuleNotFoundError as error:
+        if error.name != "pybullet":
+            raise
+        raise missing("pybullet", "adr/ErgoReacher-v0 and adr/ErgoPusher-v0") from None
     finally:
         os.dup2(saved, 2)
         os.close(saved)

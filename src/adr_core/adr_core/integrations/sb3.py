@@ -25,6 +25,12 @@ from ..adr_loop import ADRLoop
 
 
 class ADRCallback(BaseCallback):
+    """Calls ``loop.update`` whenever the loop's batch is complete, with the model's own policy for the reference
+    episodes (``model.predict(obs, deterministic=deterministic_reference)``), and logs the loop's statistics under
+    ``adr/`` in SB3's logger. ``updates``: how many iterations it ran. Pass it to ``model.learn(..., callback=...)``;
+    without it the loop never updates (and warns after a few batches' worth of episodes). With ``VecNormalize``
+    the reference episodes' observations are normalized with its current statistics before ``predict``."""
+
     def __init__(self, loop: ADRLoop, deterministic_reference: bool = False, verbose: int = 0) -> None:
         super().__init__(verbose)
         self.loop = loop
@@ -32,6 +38,12 @@ class ADRCallback(BaseCallback):
         self.updates = 0
 
     def _policy(self, obs: np.ndarray) -> np.ndarray:
+        """The model's action for a raw observation of the loop's bare reference env: normalized first when the
+        model trains behind a ``VecNormalize`` (as SB3's own ``evaluate_policy`` does), so the reference policy
+        sees what the learner sees."""
+        normalizer = self.model.get_vec_normalize_env()
+        if normalizer is not None:
+            obs = normalizer.normalize_obs(obs)
         action, _ = self.model.predict(obs, deterministic=self.deterministic_reference)
         return np.asarray(action, dtype=np.float32)
 

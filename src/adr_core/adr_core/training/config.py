@@ -118,6 +118,15 @@ class TrainConfig:
     def __post_init__(self) -> None:
         from ..envs import ENV_IDS
 
+        nested: tuple[tuple[str, type], ...] = (
+            ("agent", AgentConfig), ("svpg", SVPGConfig), ("discriminator", DiscriminatorConfig))
+        for name, kind in nested:  # TrainConfig(svpg={"num_particles": 5}) is read like the YAML mapping
+            value = getattr(self, name)
+            if isinstance(value, Mapping):
+                setattr(self, name, _build(kind, value, f"{name}."))
+            elif not isinstance(value, kind):
+                raise ConfigError(f"{name} must be a mapping of its keys or {kind.__name__}(...), got "
+                                  f"{type(value).__name__}")
         if self.env_id not in ENV_IDS:
             raise ConfigError(f"env_id must be one of {list(ENV_IDS)}, got {self.env_id!r}")
         if self.space is not None:

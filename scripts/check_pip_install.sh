@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The pip-only user's install, checked as that user would do it (issue 29): a fresh venv with no ROS, torch pinned
+# first, then the core from the source tree with the sb3 and box2d extras; a short ADR + stable-baselines3 run
+# (examples/sb3_sac_adr.py) and a resume of it; ROS is not importable; the source tree is left as it was.
+# Usage: scripts/check_pip_install.sh   (PYTHON=python3.12 to pick the interpreter; 1-2 minutes, mostly pip)
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PYTHON=${PYTHON:-python3}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+PIP=(--quiet --disable-pip-version-check)
+log() { printf '[check-pip] %s\n' "$*"; }
+quiet() { "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }  # a local index's note
+
+before=$(cd "$ROOT" && git status --porcelain --ignored -- src/adr_core)
+log "fresh venv $WORK/venv ($("$PYTHON" --version))"
+"$PYTHON" -m venv "$WORK/venv"
+PY=$WORK/venv/bin/python
+quiet "$PY" -m pip install "${PIP[@]}" torch==2.13.0
+log "pip install src/adr_core[sb3,box2d]"
+quiet "$PY" -m pip install "${PIP[@]}" "$ROOT/src/adr_core[sb3,box2d]" -c "$ROOT/requirements/constraints.txt"
+cd "$WORK"  # nothing from the checkout on sys.path: the installed package only
+"$PY" - <<'PY'
+import importlib.util
+import gymnasium as gym
+import adr_core
+assert importlib.util.find_spec("rclpy") is None, "rclpy is importable: this venv is not ROS-free"
+assert "src/adr_core" not in adr_core.__file__, adr_core.__file__
+env = gym.make("adr/LunarLander-v0")  # registered by `import adr_core`
+print(f"[check-pip] adr_core {adr_core.__version__} from {adr_core.__file__}; {env.spec.id} made")
+PY
+log "examples/sb3_sac_adr.py: 600 steps, then --resume for 600 more"
+"$PY" "$ROOT/examples/sb3_sac_adr.py" --steps 600 --out "$WORK/run" > "$WORK/first.log"
+"$PY" "$ROOT/examples/sb3_sac_adr.py" --steps 600 --out "$WORK/run" --resume > "$WORK/second.log"
+tail -n 2 "$WORK/second.log"
+after=$(cd "$ROOT" && git status --porcelain --ignored -- src/adr_core)
+if [[ "$before" != "$after" ]]; then
+    echo "[check-pip] the install wrote into the source tree:" >&2
+    diff <(echo "$before") <(echo "$after") >&2 || true
+    exit 1
+fi
+log "ok: installed without ROS, trained and resumed; src/adr_core unchanged"
