@@ -107,9 +107,10 @@ def test_a_killed_helper_node_costs_at_most_the_iteration_in_flight(node: str, m
     assert f"resumed after iteration {manifest['iteration']}" in output
     assert metric_rows(tmp_path) == metric_rows(reference_run)
     assert sample_rows(tmp_path) == sample_rows(reference_run)
-    # the completion-time files of iterations nobody checkpointed do not pile up: at most the last two per node
+    # the completion-time files do not pile up (the dead run's included): the newest three and the one latest.json
+    # names (no periodic checkpoint in these runs)
     for component in ("sampler", "discriminator"):
-        assert len(list((tmp_path / "checkpoints").glob(f"{component}-*.pt"))) <= 5  # + both final checkpoints
+        assert len(list((tmp_path / "checkpoints").glob(f"{component}-*.pt"))) <= 4
 
 
 def test_a_killed_trainer_resumes_from_its_last_periodic_checkpoint(reference_run: Path, ros_env: dict[str, str],

@@ -15,18 +15,20 @@ def files(run_dir: Path) -> list[str]:
 
 
 def test_each_completed_iteration_is_written_at_once_and_old_ones_are_pruned(tmp_path: Path) -> None:
-    keeper = SnapshotKeeper("sampler", run_dir=tmp_path)
-    keeper.keep(0, {"iteration": 0, "w": torch.zeros(2)})
-    assert files(tmp_path) == ["sampler-000000.pt"]  # before anyone asked for it
+    stale = checkpoint_dir(tmp_path) / "sampler-000000.pt"  # left by a run that died
+    keeper = SnapshotKeeper("sampler", run_dir=tmp_path, checkpoint_every=3)
     keeper.keep(1, {"iteration": 1, "w": torch.ones(2)})
+    assert files(tmp_path) == ["sampler-000001.pt"]  # before anyone asked for it
+    stale.write_bytes(b"")
     response = keeper.save(SaveCheckpoint.Request(run_id="", iteration=1, directory=""), SaveCheckpoint.Response(),
                            tmp_path)
     assert response.success
     write_manifest(tmp_path, 1, {"sampler": "sampler-000001.pt"})
-    for k in range(2, 6):
+    for k in range(2, 7):
         keeper.keep(k, {"iteration": k, "w": torch.full((2,), float(k))})
-    # 0 and 2 pruned; 1 was checkpointed (and latest.json names it); the last three completions stay
-    assert files(tmp_path) == ["sampler-000001.pt", "sampler-000003.pt", "sampler-000004.pt", "sampler-000005.pt"]
+    # 0 (stale) and 3 pruned; 1: latest.json names it; 2 and 5: periodic checkpoints (every 3); the newest three stay
+    assert files(tmp_path) == ["sampler-000001.pt", "sampler-000002.pt", "sampler-000004.pt", "sampler-000005.pt",
+                               "sampler-000006.pt"]
     assert torch.equal(load_component(tmp_path, "sampler")["w"], torch.ones(2))
 
 

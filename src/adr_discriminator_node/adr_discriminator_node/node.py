@@ -59,7 +59,9 @@ class DiscriminatorNode(Node):
         self.slots = spec.slots
         self.discriminator = DiscriminatorRewarder(self.obs_dim, self.act_dim, cfg.discriminator,
                                                    component_seed(cfg.seed, COMPONENT), resolve_device(cfg.device))
-        self.snapshots = SnapshotKeeper(COMPONENT, run_dir=self.run_dir)  # on disk before the rewards go out
+        # each completed iteration goes to disk before this node tells anyone (issue 28)
+        self.snapshots = SnapshotKeeper(COMPONENT, run_dir=self.run_dir,
+                                        checkpoint_every=self.config.checkpoint_every)
         next_iteration = 0
         if resume:
             payload = load_component(self.run_dir, COMPONENT)

@@ -31,15 +31,16 @@ class SnapshotKeeper:
     ``run_dir``: also write each snapshot to ``<run_dir>/checkpoints/`` as soon as the iteration completes (before the
     node tells anyone it completed), so a node killed later, even by SIGKILL, has left its state of every iteration
     the trainer counts as complete: the trainer's final checkpoint can name it, and ``resume:=true`` continues from
-    there even before the first periodic checkpoint. Files of iterations the trainer never asked for are removed once
-    ``keep`` + 1 newer ones exist (unless ``latest.json`` names them)."""
+    there even before the first periodic checkpoint. This node's older files are removed as it goes, except the
+    newest ``keep`` + 1, the one ``latest.json`` names and those of periodic checkpoints (``checkpoint_every``)."""
 
-    def __init__(self, component: str, keep: int = 2, run_dir: str | Path | None = None) -> None:
+    def __init__(self, component: str, keep: int = 2, run_dir: str | Path | None = None,
+                 checkpoint_every: int | None = None) -> None:
         self.component = component
         self._keep = keep
         self._snapshots: OrderedDict[int, dict[str, Any]] = OrderedDict()
         self._run_dir = None if run_dir is None else Path(run_dir)
-        self._persisted: list[int] = []  # written on completion, not (yet) asked for by the trainer
+        self._checkpoint_every = checkpoint_every
 
     @property
     def last_completed(self) -> int | None:
@@ -52,21 +53,27 @@ class SnapshotKeeper:
             self._snapshots.popitem(last=False)
         if self._run_dir is not None:
             self.write(checkpoint_dir(self._run_dir), iteration)
-            self._persisted.append(iteration)
             self._prune()
 
     def _prune(self) -> None:
-        """Remove the completion-time files of old iterations nobody checkpointed (the newest ``keep`` stay)."""
+        """Remove this component's files that no checkpoint needs (left by this run or by one that died)."""
         assert self._run_dir is not None
         directory = checkpoint_dir(self._run_dir)
         try:
             named = set(read_manifest(self._run_dir)["files"].values())
         except (CheckpointError, OSError, KeyError, ValueError):
             named = set()
-        while len(self._persisted) > self._keep + 1:  # one more than in memory: an async trainer may roll back one
-            name = component_file(self.component, self._persisted.pop(0))
-            if name not in named:
-                (directory / name).unlink(missing_ok=True)
+        on_disk: dict[int, Path] = {}
+        for path in directory.glob(f"{self.component}-*.pt"):
+            suffix = path.stem.rsplit("-", 1)[-1]
+            if suffix.isdigit():
+                on_disk[int(suffix)] = path
+        recent = sorted(on_disk)[-(self._keep + 1):]  # one more than in memory: an async trainer may roll back one
+        every = self._checkpoint_every
+        for iteration, path in on_disk.items():
+            periodic = every is not None and (iteration + 1) % every == 0
+            if iteration not in recent and path.name not in named and not periodic:
+                path.unlink(missing_ok=True)
 
     def write(self, directory: str | Path, iteration: int) -> Path:
         if iteration not in self._snapshots:
@@ -90,8 +97,6 @@ class SnapshotKeeper:
             return response
         try:
             response.path = str(self.write(directory, request.iteration))
-            if request.iteration in self._persisted:  # a checkpoint of the run now: never pruned
-                self._persisted.remove(request.iteration)
             response.success, response.message = True, f"{self.component} state of iteration {request.iteration}"
         except (CheckpointError, OSError) as error:
             response.success, response.message = False, str(error)
@@ -102,9 +107,9 @@ class SnapshotKeeper:
         ``CheckpointError`` (one line: the path and the OS's reason) after trying every one."""
         written, failures = [], []
         for iteration in self._snapshots:
-            if iteration in self._persisted and (checkpoint_dir(run_dir) / component_file(self.component,
-                                                                                          iteration)).is_file():
-                written.append(checkpoint_dir(run_dir) / component_file(self.component, iteration))
+            done = checkpoint_dir(run_dir) / component_file(self.component, iteration)
+            if self._run_dir is not None and done.is_file():  # written when the iteration completed
+                written.append(done)
                 continue
             try:
                 written.append(self.write(checkpoint_dir(run_dir), iteration))

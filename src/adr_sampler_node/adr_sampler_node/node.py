@@ -50,7 +50,9 @@ class SamplerNode(Node):
         self.awaiting_rewards_of: int | None = None
         self.answered: tuple[int, list[ParameterSet]] | None = None  # the last iteration proposed, for re-asks
         self.histogram = np.zeros((self.space.ndim, bins), dtype=np.uint64)
-        self.snapshots = SnapshotKeeper(COMPONENT, run_dir=self.run_dir)  # on disk before the trainer hears of it
+        # each completed iteration goes to disk before this node tells anyone (issue 28)
+        self.snapshots = SnapshotKeeper(COMPONENT, run_dir=self.run_dir,
+                                        checkpoint_every=self.config.checkpoint_every)
         if resume:
             state = load_component(self.run_dir, COMPONENT)
             self.sampler.load_state_dict(state["state"])
