@@ -12,7 +12,9 @@ PIP=(--quiet --disable-pip-version-check)
 log() { printf '[check-pip] %s\n' "$*"; }
 quiet() { "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }  # a local index's note
 
-before=$(cd "$ROOT" && git status --porcelain --ignored -- src/adr_core)
+# what an install could leave behind: untracked or ignored files (build/, *.egg-info) under src/adr_core
+written() { (cd "$ROOT" && git status --porcelain --ignored --untracked-files=all -- src/adr_core | grep '^[?!]' || true); }
+before=$(written)
 log "fresh venv $WORK/venv ($("$PYTHON" --version))"
 "$PYTHON" -m venv "$WORK/venv"
 PY=$WORK/venv/bin/python
@@ -33,7 +35,7 @@ log "examples/sb3_sac_adr.py: 600 steps, then --resume for 600 more"
 "$PY" "$ROOT/examples/sb3_sac_adr.py" --steps 600 --out "$WORK/run" > "$WORK/first.log"
 "$PY" "$ROOT/examples/sb3_sac_adr.py" --steps 600 --out "$WORK/run" --resume > "$WORK/second.log"
 tail -n 2 "$WORK/second.log"
-after=$(cd "$ROOT" && git status --porcelain --ignored -- src/adr_core)
+after=$(written)
 if [[ "$before" != "$after" ]]; then
     echo "[check-pip] the install wrote into the source tree:" >&2
     diff <(echo "$before") <(echo "$after") >&2 || true
