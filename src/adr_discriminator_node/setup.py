@@ -19,7 +19,7 @@ setup(
     license="MIT",
     entry_points={
         "console_scripts": [
-            "discriminator_node = adr_discriminator_node.node:main",
+            "discriminator_node = adr_ros.entry:discriminator_node",
         ],
     },
 )

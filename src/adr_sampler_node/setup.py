@@ -19,7 +19,7 @@ setup(
     license="MIT",
     entry_points={
         "console_scripts": [
-            "sampler_node = adr_sampler_node.node:main",
+            "sampler_node = adr_ros.entry:sampler_node",
         ],
     },
 )

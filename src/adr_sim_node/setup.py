@@ -19,7 +19,7 @@ setup(
     license="MIT",
     entry_points={
         "console_scripts": [
-            "sim_node = adr_sim_node.node:main",
+            "sim_node = adr_ros.entry:sim_node",
         ],
     },
 )

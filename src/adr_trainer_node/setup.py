@@ -19,7 +19,7 @@ setup(
     license="MIT",
     entry_points={
         "console_scripts": [
-            "trainer_node = adr_trainer_node.node:main",
+            "trainer_node = adr_ros.entry:trainer_node",
         ],
     },
 )

@@ -21,8 +21,8 @@ setup(
     license="MIT",
     entry_points={
         "console_scripts": [
-            "viewer_node = adr_viewer.node:main",  # the graph's executable (ros2 run adr_viewer viewer_node)
-            "adr_viewer = adr_viewer.node:main",  # the same, under a name that says what it is when on PATH
+            "viewer_node = adr_ros.entry:viewer_node",  # the graph's executable (ros2 run adr_viewer viewer_node)
+            "adr_viewer = adr_ros.entry:viewer_node",  # the same, under a name that says what it is when on PATH
         ],
     },
 )
