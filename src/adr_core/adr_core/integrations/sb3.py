@@ -42,9 +42,8 @@ class ADRCallback(BaseCallback):
         model trains behind a ``VecNormalize`` (as SB3's own ``evaluate_policy`` does), so the reference policy
         sees what the learner sees."""
         normalizer = self.model.get_vec_normalize_env()
-        if normalizer is not None:
-            obs = normalizer.normalize_obs(obs)
-        action, _ = self.model.predict(obs, deterministic=self.deterministic_reference)
+        seen = obs if normalizer is None else normalizer.normalize_obs(obs)
+        action, _ = self.model.predict(seen, deterministic=self.deterministic_reference)
         return np.asarray(action, dtype=np.float32)
 
     def _on_step(self) -> bool:
