@@ -115,3 +115,23 @@ def test_a_checkpoint_that_cannot_be_written_is_one_line_and_the_previous_one_st
     a_file.write_text("kept")
     with pytest.raises(CheckpointError, match=f"cannot write checkpoint {a_file / 'x.pt'}: "):
         save_checkpoint(a_file / "x.pt", {"n": 3})
+
+
+def test_the_checkpoint_schedule_writes_after_the_first_iteration_every_n_and_by_time():
+    from adr_core.training.checkpoint import CheckpointSchedule
+
+    now = [0.0]
+    schedule = CheckpointSchedule(every=10, every_s=60.0, clock=lambda: now[0])
+    assert schedule.due(1)  # the first iteration of this process: a run is resumable from then on
+    schedule.written()
+    now[0] = 30.0
+    assert not schedule.due(2)
+    assert schedule.due(10)  # every 10th
+    now[0] = 61.0
+    assert schedule.due(3)  # a minute since the last one
+    schedule.written()
+    assert not schedule.due(4)
+    untimed = CheckpointSchedule(every=10, every_s=0.0, clock=lambda: now[0])
+    untimed.written()
+    now[0] = 1e9
+    assert not untimed.due(4) and untimed.due(20)

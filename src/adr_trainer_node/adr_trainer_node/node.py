@@ -31,7 +31,7 @@ from adr_core.evaluation.early_stop import EarlyStop
 from adr_core.iteration import IterationResult, update_agent
 from adr_core.probe.policies import load_frozen_policy
 from adr_core.rollout import Trajectory
-from adr_core.training.checkpoint import CheckpointError
+from adr_core.training.checkpoint import CheckpointError, CheckpointSchedule
 from adr_core.training.config import ConfigError
 from adr_core.training.run_log import RunLog
 from adr_core.training.seeding import component_seed
@@ -141,6 +141,7 @@ class TrainerNode(Node):
         self.last_completed: int | None = self.iteration - 1 if resume else None
         self.last_checkpoint: int | None = self.last_completed
         self.checkpoint_abandoned = False  # a checkpoint failed while stopping: a hung node, no final try
+        self.schedule = CheckpointSchedule(cfg.checkpoint_every, cfg.checkpoint_every_s)
         self.get_logger().info(
             f"{cfg.sampler} on {cfg.env_id}, {self.mode} mode, {len(self.instances)} instance(s), {self.slots} "
             f"rollouts/iteration, budget {cfg.total_agent_steps} agent steps, run dir {self.run_dir}, run id "
@@ -312,9 +313,10 @@ class TrainerNode(Node):
         if self.evaluation is not None:
             self.evaluation.maybe_run(k + 1, self.agent.transitions_seen, self.agent.actor_state_dict(),
                                       self.wall_time)
-        if (k + 1) % self.config.checkpoint_every == 0:
+        if self.schedule.due(k + 1):
             try:
                 self.checkpoint(k)
+                self.schedule.written()
             except CheckpointError as error:
                 if not self.stop_requested.is_set():
                     raise

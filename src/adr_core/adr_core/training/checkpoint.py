@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -97,3 +99,23 @@ def set_global_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     np.random.set_state((state["numpy_kind"], state["numpy_keys"].numpy().astype(np.uint32), state["numpy_pos"],
                          state["numpy_has_gauss"], state["numpy_cached"]))
+
+
+class CheckpointSchedule:
+    """When a run writes its checkpoint: after every ``every``-th completed iteration, after the first iteration
+    this process completes, and when ``every_s`` seconds have passed since the last one (0: never by time). The
+    in-process trainer and the graph's trainer node share it, so a killed trainer loses at most about ``every_s``
+    seconds of work and a run is resumable from its first iteration on."""
+
+    def __init__(self, every: int, every_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.every, self.every_s, self._clock = int(every), float(every_s), clock
+        self._last: float | None = None
+
+    def due(self, completed: int) -> bool:
+        """``completed``: iterations completed so far in the run (the checkpoint would be of the last one)."""
+        if completed % self.every == 0 or self._last is None:
+            return True
+        return self.every_s > 0 and self._clock() - self._last >= self.every_s
+
+    def written(self) -> None:
+        self._last = self._clock()

@@ -76,6 +76,10 @@ class TrainConfig:
     checkpoint_every: int = option(10, "Checkpoint every this many iterations and at the end (adr-train: "
                                        "checkpoints/latest.pt; the node graph: checkpoints/latest.json and one "
                                        "file per node).")
+    checkpoint_every_s: float = option(60.0, "Also checkpoint after the first completed iteration and whenever this "
+                                             "many seconds have passed since the last checkpoint, so a killed "
+                                             "trainer loses at most about this much work; 0 = only every "
+                                             "checkpoint_every iterations.")
     keep_checkpoint_every: int = option(100, "Also keep checkpoints/iter_<n>.pt every this many iterations; 0 = never.")
     evaluate_every: int = option(10, "Every this many iterations evaluate the deterministic policy on the "
                                      "'reference' setting and the space's 'hard' range and append to "
@@ -110,8 +114,9 @@ class TrainConfig:
 
     # fields that may differ when a run is resumed
     RUNTIME_FIELDS: typing.ClassVar[tuple[str, ...]] = (
-        "total_agent_steps", "device", "torch_threads", "checkpoint_every", "keep_checkpoint_every", "tensorboard",
-        "progress", "evaluate_every", "evaluate_every_steps", "evaluate_episodes", "evaluate_settings",
+        "total_agent_steps", "device", "torch_threads", "checkpoint_every", "checkpoint_every_s",
+        "keep_checkpoint_every", "tensorboard", "progress", "evaluate_every", "evaluate_every_steps",
+        "evaluate_episodes", "evaluate_settings",
         "early_stop_every_steps", "early_stop_episodes", "early_stop_solved_fraction", "early_stop_return_mean",
         "early_stop_confirm_episodes", "early_stop_confirm_solved_fraction")
 
@@ -142,6 +147,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.evaluate_episodes < 1:
             raise ConfigError(f"evaluate_episodes must be >= 1, got {self.evaluate_episodes}")
+        if not self.checkpoint_every_s >= 0:
+            raise ConfigError(f"checkpoint_every_s must be >= 0, got {self.checkpoint_every_s}")
         for name in ("torch_threads", "keep_checkpoint_every", "evaluate_every", "evaluate_every_steps"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")

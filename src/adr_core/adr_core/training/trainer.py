@@ -25,6 +25,7 @@ __all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "early_stop", "period
 from ..samplers import Sampler, make_sampler
 from .checkpoint import (
     CheckpointError,
+    CheckpointSchedule,
     global_rng_state,
     load_checkpoint,
     require_keys,
@@ -122,6 +123,8 @@ class Trainer:
         self._learner_pool = (ThreadPoolExecutor(1, thread_name_prefix="adr-discriminator")
                               if config.concurrent_learning else None)
         self.iteration = 0
+        self.schedule = CheckpointSchedule(config.checkpoint_every, config.checkpoint_every_s)
+        self._saved_at: int | None = None  # the iteration count of the last latest.pt this process wrote
         self.wall_time = 0.0
         self.stop_requested = False  # set (e.g. by a Ctrl-C handler) to end ``run`` at the next iteration boundary
         self.solved = False  # the early-stop rule was met: the run is done before its budget
@@ -200,7 +203,7 @@ class Trainer:
                                          self.wall_time)
                 bar.update(min(self.agent_steps, cfg.total_agent_steps) - min(before, cfg.total_agent_steps))
                 bar.set_postfix_str(self._postfix(row), refresh=False)
-            if self.out_dir is not None and rows and self.iteration % cfg.checkpoint_every != 0:
+            if self.out_dir is not None and rows and self._saved_at != self.iteration:
                 self.save_checkpoint(self.checkpoint_dir / LATEST)
         finally:
             bar.close()
@@ -218,8 +221,10 @@ class Trainer:
 
     def _periodic_checkpoints(self) -> None:
         cfg = self.config
-        if self.iteration % cfg.checkpoint_every == 0:
+        if self.schedule.due(self.iteration):
             self.save_checkpoint(self.checkpoint_dir / LATEST)
+            self.schedule.written()
+            self._saved_at = self.iteration
         if cfg.keep_checkpoint_every and self.iteration % cfg.keep_checkpoint_every == 0:
             self.save_checkpoint(self.checkpoint_dir / run_dir.snapshot_file(self.iteration))
 
