@@ -131,7 +131,8 @@ def test_a_required_node_killed_by_a_signal_makes_the_launch_exit_128_plus_the_s
     code, output = _run_python_graph(monkeypatch, [_python_node("adr_sampler", dies),
                                                    _python_node("adr_trainer", waits)], capsys)
     assert code == 137, output  # 128 + SIGKILL, as a shell reports it (not -9 & 0xFF = 247)
-    assert "[adr_launch] adr_sampler exited with code -9" in output
+    assert "[adr_launch] adr_sampler was killed by SIGKILL (exit status 137): a required node, stopping the graph" \
+        in output
     code, output = _run_python_graph(monkeypatch, [_python_node("adr_trainer", "raise SystemExit(3)")], capsys)
     assert code == 3, output
 

@@ -6,6 +6,7 @@ processes from these descriptions, so the two start the same nodes with the same
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -90,6 +91,17 @@ class Graph:
         values = self.resolve(overrides)
         env = dds_interfaces.node_environment(values["dds_interfaces"])
         return [replace(spec, env={**env, **spec.env}) for spec in self.build(values)]
+
+
+def describe_exit(name: str, returncode: int) -> str:
+    """'adr_sampler was killed by SIGKILL (exit status 137)' / 'adr_trainer exited with code 0'."""
+    if returncode < 0:
+        try:
+            signal_name = signal.Signals(-returncode).name
+        except ValueError:
+            signal_name = f"signal {-returncode}"
+        return f"{name} was killed by {signal_name} (exit status {exit_status(returncode)})"
+    return f"{name} exited with code {returncode}"
 
 
 def exit_status(returncode: int) -> int:

@@ -29,7 +29,7 @@ from launch.event_handlers import OnProcessExit
 from launch.events.process import ProcessExited
 from launch_ros.actions import Node
 
-from adr.graph import SERVED_EXIT_GRACE_S, Graph, NodeSpec, exit_status, graph_for_launch_file
+from adr.graph import SERVED_EXIT_GRACE_S, Graph, NodeSpec, describe_exit, exit_status, graph_for_launch_file
 from launch import LaunchContext, LaunchDescription
 
 _exit_code: dict[str, int] = {}  # "code": the exit code of the first required node that stopped the graph
@@ -70,7 +70,7 @@ def required_node_exited(name: str, event: ProcessExited, context: LaunchContext
         _exit_code["code"] = exit_status(int(event.returncode))
         if event.returncode != 0:
             atexit.register(_exit_with_recorded_code)
-    return [Shutdown(reason=f"{name} exited with code {event.returncode}")]
+    return [Shutdown(reason=describe_exit(name, int(event.returncode)))]
 
 
 def end_served_helper(helper: Any, name: str, event: ProcessExited, context: LaunchContext) -> None:

@@ -30,7 +30,7 @@ import yaml
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix
 
 from adr import dds_interfaces
-from adr.graph import GRAPHS, SERVED_EXIT_GRACE_S, Graph, NodeSpec, exit_status, graph_for_launch_file
+from adr.graph import GRAPHS, SERVED_EXIT_GRACE_S, Graph, NodeSpec, describe_exit, exit_status, graph_for_launch_file
 
 RESPAWN_DELAY_S = 2.0
 
@@ -114,14 +114,17 @@ def run_graph(graph: Graph, specs: list[NodeSpec], env: dict[str, str]) -> int:
                 if code is None:
                     continue
                 entry.pump.join(timeout=1)
-                print(f"[adr_launch] {entry.spec.name} exited with code {code}", flush=True)
                 running.remove(entry)
                 if entry.spec.required:
                     status = exit_status(code)
+                    stopping = "" if stop.is_set() or code == 0 else ": a required node, stopping the graph"
+                    print(f"[adr_launch] {describe_exit(entry.spec.name, code)}{stopping}", flush=True)
                     stop.set()
-                elif entry.spec.respawn and not stop.is_set():
-                    time.sleep(RESPAWN_DELAY_S)
-                    running.append(_start(entry.spec, env))
+                else:
+                    print(f"[adr_launch] {describe_exit(entry.spec.name, code)}", flush=True)
+                    if entry.spec.respawn and not stop.is_set():
+                        time.sleep(RESPAWN_DELAY_S)
+                        running.append(_start(entry.spec, env))
             stop.wait(0.2)
     finally:
         killed = _shutdown(running)
@@ -152,7 +155,7 @@ def _shutdown(running: list[_Running]) -> list[str]:
             if code is not None:
                 exited[entry.spec.name] = now
                 entry.pump.join(timeout=1)
-                print(f"[adr_launch] {entry.spec.name} exited with code {code}", flush=True)
+                print(f"[adr_launch] {describe_exit(entry.spec.name, code)}", flush=True)
                 pending.remove(entry)
                 continue
             deadline = started + entry.spec.shutdown_timeout
