@@ -1,6 +1,7 @@
 """Checkpoints: atomic write, weights_only load, clear errors for corrupt or mismatched files, bootstrapping."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -135,3 +136,19 @@ def test_the_checkpoint_schedule_writes_after_the_first_iteration_every_n_and_by
     untimed.written()
     now[0] = 1e9
     assert not untimed.due(4) and untimed.due(20)
+
+
+@pytest.mark.parametrize("name", ["../../outside.pt", "/etc/passwd", "sub/sampler-000001.pt", "..", ""])
+def test_a_graph_manifest_naming_a_file_outside_its_folder_is_refused(tmp_path, name):
+    """Issue 30: graph resume reads only names inside the run's checkpoints/ (a forged latest.json cannot point the
+    nodes at another file)."""
+    from adr_core.run_dir import checkpoint_dir, load_component
+    from adr_core.training.checkpoint import save_checkpoint
+
+    outside = tmp_path / "outside.pt"
+    save_checkpoint(outside, {"iteration": 1})
+    checkpoint_dir(tmp_path / "run").mkdir(parents=True)
+    (checkpoint_dir(tmp_path / "run") / "latest.json").write_text(
+        json.dumps({"iteration": 1, "files": {"sampler": name}}))
+    with pytest.raises(CheckpointError, match="expected a file name inside"):
+        load_component(tmp_path / "run", "sampler")

@@ -93,6 +93,9 @@ def load_component(run_dir: str | Path, component: str) -> dict[str, Any]:
     name = manifest["files"].get(component)
     if name is None:
         raise CheckpointError(f"the manifest of iteration {manifest['iteration']} names no {component} file")
+    if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+        raise CheckpointError(f"{checkpoint_dir(run_dir) / MANIFEST} names {name!r} for the {component}; expected a "
+                              f"file name inside {checkpoint_dir(run_dir)} (no folders, no absolute paths)")
     payload = load_checkpoint(checkpoint_dir(run_dir) / name)
     if payload.get("iteration") != manifest["iteration"]:
         raise CheckpointError(f"{name} holds iteration {payload.get('iteration')}, the manifest says "
