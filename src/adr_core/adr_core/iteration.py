@@ -115,6 +115,16 @@ def _mean(values: list[float]) -> float:
     return float(np.mean(finite)) if finite else float("nan")
 
 
+# The columns each producer fills (the graph carries them as name/value pairs in its messages).
+DISCRIMINATOR_COLUMNS = ("d_randomized", "d_reference", "discriminator_loss", "discriminator_steps")
+SAMPLER_COLUMNS = ("svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std")
+
+
+def own_columns(metrics: dict[str, float], columns: tuple[str, ...]) -> dict[str, float]:
+    """Only the producer's own, finite values."""
+    return {k: float(v) for k, v in metrics.items() if k in columns and math.isfinite(v)}
+
+
 @dataclass
 class IterationResult:
     iteration: int
@@ -131,6 +141,9 @@ class IterationResult:
     timings: dict[str, float] = field(default_factory=dict)
 
     def metrics(self) -> dict[str, Any]:
+        """The iteration's metrics.csv row (less the trainer's counters). The sampler's and the discriminator's
+        statistics fill only their own columns (``SAMPLER_COLUMNS``, ``DISCRIMINATOR_COLUMNS``): a statistics
+        message of the graph cannot rename or overwrite another field."""
         rand, ref = self.randomized, self.reference
         rewards = self.rewards if self.rewards is not None else np.array([])
         nan = float("nan")
@@ -147,8 +160,8 @@ class IterationResult:
             "reference_final_distance_mean": _mean([t.final_distance for t in ref]),
             "sampler_reward_mean": float(rewards.mean()) if rewards.size else nan,
             "sampler_reward_std": float(rewards.std()) if rewards.size else nan,
-            "n_updates": self.n_updates, **self.agent_losses, **self.sampler_metrics, **self.discriminator_metrics,
-            **self.timings,
+            "n_updates": self.n_updates, **self.agent_losses, **own_columns(self.sampler_metrics, SAMPLER_COLUMNS),
+            **own_columns(self.discriminator_metrics, DISCRIMINATOR_COLUMNS), **self.timings,
         }
 
 

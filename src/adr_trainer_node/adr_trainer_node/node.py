@@ -28,9 +28,10 @@ from rclpy.node import Node
 
 from adr_core.agents import make_agent
 from adr_core.evaluation.early_stop import EarlyStop
-from adr_core.iteration import IterationResult, update_agent
+from adr_core.iteration import DISCRIMINATOR_COLUMNS, SAMPLER_COLUMNS, IterationResult, update_agent
 from adr_core.probe.policies import load_frozen_policy
 from adr_core.rollout import Trajectory
+from adr_core.samplers.svpg import REWARD_LIMIT
 from adr_core.training.checkpoint import CheckpointError, CheckpointSchedule
 from adr_core.training.config import ConfigError
 from adr_core.training.run_log import RunLog
@@ -159,9 +160,13 @@ class TrainerNode(Node):
     def on_rewards(self, msg: ParticleRewards) -> None:
         values = from_field(msg.metric_values, np.float64)
         rewards = from_field(msg.rewards, np.float64)
-        refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values)
+        refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values,
+                                           DISCRIMINATOR_COLUMNS)
         if refusal is None and (rewards.size != self.slots or not np.all(np.isfinite(rewards))):
             refusal = f"{rewards.size} rewards (finite: {bool(np.all(np.isfinite(rewards)))}) for {self.slots} slots"
+        if refusal is None and np.abs(rewards).max() > REWARD_LIMIT:  # the sampler refuses these too
+            refusal = f"rewards up to {np.abs(rewards).max():.3g} in size (a discriminator reward is within " \
+                      f"+-{REWARD_LIMIT:g})"
         if refusal is not None:
             self.diagnostics.reject("rewards", f"particle rewards of iteration {msg.iteration}: {refusal}")
             return
@@ -170,21 +175,27 @@ class TrainerNode(Node):
 
     def on_sampler_state(self, msg: SamplerState) -> None:
         values = from_field(msg.metric_values, np.float64)
-        refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values)
+        refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values,
+                                           SAMPLER_COLUMNS)
         if refusal is not None:
             self.diagnostics.reject("sampler_state", f"sampler state of iteration {msg.iteration}: {refusal}")
             return
         self.sampler_metrics[int(msg.iteration)] = dict(zip(msg.metric_names, map(float, values)))
 
-    def _statistics_refusal(self, run_id: str, iteration: int, names: list[str], values: np.ndarray) -> str | None:
+    def _statistics_refusal(self, run_id: str, iteration: int, names: list[str], values: np.ndarray,
+                            columns: tuple[str, ...]) -> str | None:
         """Why a statistics message cannot be this run's (None: it can). Only the iteration in progress and
-        earlier ones are kept, so no sender can grow these tables beyond the iterations in flight."""
+        earlier ones are kept, so no sender can grow these tables beyond the iterations in flight; only the
+        producer's own ``columns`` are accepted, so no message can rename or overwrite another field."""
         if run_id != self.run_id:
             return f"run {run_id!r}, this is run {self.run_id!r}"
         if iteration > self.iteration:
             return f"iteration {iteration} is ahead of the one in progress ({self.iteration})"
         if len(names) != values.size or not np.all(np.isfinite(values)):
             return f"{len(names)} metric names for {values.size} values, or non-finite values"
+        foreign = sorted(set(names) - set(columns)) if len(names) <= len(columns) else names[:3]
+        if foreign or len(set(names)) != len(names):
+            return f"metric names {foreign[:3]} are not this producer's columns ({', '.join(columns)}), or repeat"
         return None
 
     # ------------------------------------------------------------------ the loop

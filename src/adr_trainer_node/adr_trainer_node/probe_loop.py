@@ -74,7 +74,7 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
             iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
             parameters=np.stack([from_field(p.values, np.float64) for p in proposals]), policy_version=0,
             randomized=randomized, reference=node.references.pop(k, []), rewards=rewards, n_updates=0,
-            agent_losses={}, sampler_metrics=node._sampler_metrics_of(k),
+            agent_losses={}, sampler_metrics=node._sampler_metrics_of(k) or {},
             discriminator_metrics=node.discriminator_metrics.pop(k, {}),
             timings={"time_iteration_s": time.perf_counter() - t0})
         share = recorder.record(step)
