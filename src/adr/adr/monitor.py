@@ -11,6 +11,7 @@ import json
 import sys
 import time
 
+import numpy as np
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -43,8 +44,30 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def check_in_space(proposal: parameter_sets.Proposal) -> None:
+    """A proposal of a known env whose values lie in its space's accepted bounds and agree with the normalized ones
+    (ValueError otherwise). A run with a space of its own (other dimension names) is checked for finiteness only."""
+    from adr_core.envs import ENV_IDS
+    from adr_core.randomization import RandomizationError, space_of
+
+    if proposal.env_id not in ENV_IDS:
+        raise ValueError(f"env id {proposal.env_id[:60]!r}{'...' if len(proposal.env_id) > 60 else ''} is not one of "
+                         f"{list(ENV_IDS)}")
+    space = space_of(proposal.env_id)
+    if tuple(proposal.names) != tuple(space.names):
+        return
+    try:
+        space.validate(proposal.values)
+        expected = space.from_normalized(proposal.normalized)
+    except RandomizationError as error:
+        raise ValueError(str(error)) from None
+    if not np.allclose(expected, proposal.values, rtol=1e-9, atol=1e-12):
+        raise ValueError(f"values {proposal.values.tolist()} do not match normalized {proposal.normalized.tolist()}")
+
+
 def _proposal_json(msg: ParameterSet) -> str:
     proposal = parameter_sets.from_msg(msg)
+    check_in_space(proposal)
     return json.dumps(
         {
             "topic": topics.PROPOSALS,
