@@ -39,3 +39,12 @@ def test_an_iteration_row_takes_each_producers_statistics_only_in_its_own_column
     assert row["iteration"] == 1 and np.isnan(row["return_mean"])  # not the forged values
     assert row["svpg_value_loss"] == 2.0 and row["d_randomized"] == 0.3
     assert "discriminator_loss" not in row  # non-finite: not written
+
+
+def test_statistics_of_finished_iterations_are_dropped_not_kept() -> None:
+    counted: list[str] = []
+    trainer = SimpleNamespace(last_completed=4, diagnostics=SimpleNamespace(count=counted.append))
+    assert TrainerNode._stale(trainer, 4) and TrainerNode._stale(trainer, 0)  # type: ignore[arg-type]
+    assert not TrainerNode._stale(trainer, 5)  # type: ignore[arg-type]
+    assert counted == ["stale_statistics", "stale_statistics"]
+    assert not TrainerNode._stale(SimpleNamespace(last_completed=None), 0)  # type: ignore[arg-type]

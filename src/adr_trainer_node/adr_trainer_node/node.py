@@ -157,7 +157,17 @@ class TrainerNode(Node):
             reason = refusal.split(":", 1)[0]
             self.diagnostics.reject(reason, f"trajectory from {msg.instance_id or '?'}: {refusal}")
 
+    def _stale(self, iteration: int) -> bool:
+        """Statistics of an iteration this trainer already logged (a publisher's history replayed to a late match,
+        or a forgery): counted and dropped, so nothing keyed by finished iterations accumulates."""
+        if self.last_completed is not None and iteration <= self.last_completed:
+            self.diagnostics.count("stale_statistics")
+            return True
+        return False
+
     def on_rewards(self, msg: ParticleRewards) -> None:
+        if self._stale(int(msg.iteration)):
+            return
         values = from_field(msg.metric_values, np.float64)
         rewards = from_field(msg.rewards, np.float64)
         refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values,
@@ -174,6 +184,8 @@ class TrainerNode(Node):
         self.rewards[int(msg.iteration)] = rewards.copy()
 
     def on_sampler_state(self, msg: SamplerState) -> None:
+        if self._stale(int(msg.iteration)):
+            return
         values = from_field(msg.metric_values, np.float64)
         refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values,
                                            SAMPLER_COLUMNS)
