@@ -24,6 +24,17 @@ def reference_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def resume_and_compare(run_dir: Path, ros_env: dict[str, str], reference_run: Path, iteration: int,
+                       overrides: dict | None = None) -> None:
+    """Relaunch with resume:=true: it continues after ``iteration`` and ends with the uninterrupted run's rows."""
+    second = start_graph(run_dir, ros_env, BUDGET, "instances:=1", "resume:=true", overrides=overrides)
+    output = finish(second, [])
+    assert second.returncode == 0, output
+    assert f"resumed after iteration {iteration}" in output
+    assert metric_rows(run_dir) == metric_rows(reference_run)
+    assert sample_rows(run_dir) == sample_rows(reference_run)
+
+
 def test_sync_graph_reproduces_the_in_process_trainer(reference_run: Path, ros_env: dict[str, str],
                                                       tmp_path: Path) -> None:
     graph = start_graph(tmp_path, ros_env, BUDGET, "instances:=2")
@@ -101,12 +112,7 @@ def test_a_killed_helper_node_costs_at_most_the_iteration_in_flight(node: str, m
         assert "iteration 3 did not complete (the discriminator's rewards never came)" in output, output
     assert "Traceback" not in output
 
-    second = start_graph(tmp_path, ros_env, BUDGET, "instances:=1", "resume:=true", overrides=never)
-    output = finish(second, [])
-    assert second.returncode == 0, output
-    assert f"resumed after iteration {manifest['iteration']}" in output
-    assert metric_rows(tmp_path) == metric_rows(reference_run)
-    assert sample_rows(tmp_path) == sample_rows(reference_run)
+    resume_and_compare(tmp_path, ros_env, reference_run, manifest["iteration"], never)
     # the completion-time files do not pile up (the dead run's included): the newest three and the one latest.json
     # names (no periodic checkpoint in these runs)
     for component in ("sampler", "discriminator"):
@@ -129,12 +135,7 @@ def test_a_killed_trainer_resumes_from_its_last_checkpoint_even_before_the_first
     manifest = json.loads((tmp_path / "checkpoints" / "latest.json").read_text())
     assert manifest["iteration"] in (0, 1, 2), output  # the first iteration's checkpoint, or a later one by time
 
-    second = start_graph(tmp_path, ros_env, BUDGET, "instances:=1", "resume:=true", overrides=never)
-    output = finish(second, [])
-    assert second.returncode == 0, output
-    assert f"resumed after iteration {manifest['iteration']}" in output
-    assert metric_rows(tmp_path) == metric_rows(reference_run)
-    assert sample_rows(tmp_path) == sample_rows(reference_run)
+    resume_and_compare(tmp_path, ros_env, reference_run, manifest["iteration"], never)
 
 
 def test_ergo_reacher_graph_runs_adr_iterations(ros_env: dict[str, str], tmp_path: Path) -> None:
