@@ -5,6 +5,8 @@
 # Usage: scripts/check_pip_install.sh   (PYTHON=python3.12 to pick the interpreter; 1-2 minutes, mostly pip)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# a user's shell may have sourced scripts/env.sh: nothing of the project's venv or workspace may leak in
+unset PYTHONPATH PYTHONHOME VIRTUAL_ENV AMENT_PREFIX_PATH COLCON_PREFIX_PATH CMAKE_PREFIX_PATH LD_LIBRARY_PATH
 PYTHON=${PYTHON:-python3}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -24,10 +26,11 @@ quiet "$PY" -m pip install "${PIP[@]}" "$ROOT/src/adr_core[sb3,box2d]" -c "$ROOT
 cd "$WORK"  # nothing from the checkout on sys.path: the installed package only
 "$PY" - <<'PY'
 import importlib.util
+import sys
 import gymnasium as gym
 import adr_core
 assert importlib.util.find_spec("rclpy") is None, "rclpy is importable: this venv is not ROS-free"
-assert "src/adr_core" not in adr_core.__file__, adr_core.__file__
+assert adr_core.__file__.startswith(sys.prefix), f"adr_core imported from {adr_core.__file__}, not this venv"
 env = gym.make("adr/LunarLander-v0")  # registered by `import adr_core`
 print(f"[check-pip] adr_core {adr_core.__version__} from {adr_core.__file__}; {env.spec.id} made")
 PY
