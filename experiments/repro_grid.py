@@ -46,6 +46,7 @@ class GridOptions:
     max_iterations: int | None = None  # adr-train only: stop each run after this many iterations (time slicing)
     instances: int = 1  # graph only
     mode: str = "sync"  # graph only
+    config: str | None = None  # packaged config name or YAML path every run starts from (adr-train --config)
 
 
 def grid(envs: list[str], methods: list[str], seeds: list[int]) -> list[RunSpec]:
@@ -91,6 +92,8 @@ def command(spec: RunSpec, directory: Path, options: GridOptions, state: State) 
     if resume:
         argv.append("--resume")
     else:
+        if options.config is not None:
+            argv += ["--config", options.config]
         argv += ["--env_id", spec.env_id, "--sampler", METHOD_SAMPLERS[spec.method], "--seed", str(spec.seed)]
         if spec.method == "oracle":
             argv += ["--fixed_range", "hard"]
@@ -104,11 +107,12 @@ def command(spec: RunSpec, directory: Path, options: GridOptions, state: State) 
 
 def graph_command(spec: RunSpec, directory: Path, options: GridOptions, state: State) -> list[str]:
     overrides = {"torch_threads": str(options.torch_threads), "progress": "false", **dict(options.overrides)}
+    config = [f"config:={options.config}"] if options.config is not None else []
     mapping = "{" + ", ".join(f"{key}: {value}" for key, value in overrides.items()) + "}"
     return ["adr_launch", "adr", "train_sim.launch.py", f"env:={spec.env_id}", f"method:={spec.method}",
             f"seed:={spec.seed}", f"budget:={options.budget}", f"run_dir:={directory}",
             f"instances:={options.instances}", f"mode:={options.mode}", f"overrides:={mapping}",
-            f"resume:={'true' if state == 'resume' else 'false'}"]
+            f"resume:={'true' if state == 'resume' else 'false'}", *config]
 
 
 def progress_of(directory: Path) -> tuple[int, int, float]:

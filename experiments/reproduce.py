@@ -46,6 +46,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     grid.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     grid.add_argument("--budget", type=int, required=True, help="agent steps per run (paper: 1000000)")
     grid.add_argument("--out", type=Path, default=Path("runs/repro"))
+    grid.add_argument("--config", default=None, metavar="NAME|YAML",
+                      help="config every run starts from (packaged name or YAML path), e.g. lunar_lander_adr_fast; "
+                           "--methods then sets each run's sampler")
     grid.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                       help="config override for every run (adr-train --set syntax), e.g. agent.batch_size=256")
     running = parser.add_argument_group("running")
@@ -82,7 +85,7 @@ def grid_options(args: argparse.Namespace) -> rg.GridOptions:
         overrides.append((key.strip(), value))
     return rg.GridOptions(budget=args.budget, backend=args.backend, torch_threads=args.threads,
                           overrides=tuple(overrides), max_iterations=args.max_iterations, instances=args.instances,
-                          mode=args.mode)
+                          mode=args.mode, config=args.config)
 
 
 class GridRunner:
