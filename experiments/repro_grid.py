@@ -53,7 +53,8 @@ def grid(envs: list[str], methods: list[str], seeds: list[int]) -> list[RunSpec]
     unknown = sorted(set(methods) - set(METHOD_SAMPLERS))
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; known: {sorted(METHOD_SAMPLERS)}")
-    return [RunSpec(env, method, seed) for env in envs for method in methods for seed in seeds]
+    # seed by seed: a grid stopped part-way has every method of the seeds it finished, not all seeds of some methods
+    return [RunSpec(env, method, seed) for env in envs for seed in seeds for method in methods]
 
 
 def run_dir(out: Path, spec: RunSpec) -> Path:
