@@ -207,3 +207,42 @@ def test_the_wilson_interval_matches_known_values():
     assert (round(low, 3), round(high, 3)) == (0.875, 0.972)
     assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == pytest.approx(1.0)
     assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def _curve(run: str, steps: list[float], values: list[float]):
+    from adr_core.evaluation.curves import Curve
+    return Curve(run, "ADR", "reference", "evaluation.csv", np.array(steps, float), np.array(values, float))
+
+
+def test_curves_of_runs_of_different_lengths_are_aggregated_with_the_shorter_ones_held_at_their_last_value():
+    from adr_core.evaluation.curves import aggregate, ended_early
+    long = _curve("ADR seed 0", [10, 20, 30, 40], [0, 100, 200, 300])
+    short = _curve("ADR seed 1", [10, 20], [50, 250])  # stopped early at 20 (e.g. its early stop)
+    late = _curve("ADR seed 2", [30, 40], [0, 0])  # its first point after the others' (kept checkpoints)
+    steps, mean, std = aggregate([long, short, late], points=4)
+    np.testing.assert_allclose(steps, [10, 20, 30, 40])
+    # 10, 20: long and short only (late starts at 30); 30, 40: short holds 250
+    np.testing.assert_allclose(mean, [25, 175, (200 + 250 + 0) / 3, (300 + 250 + 0) / 3])
+    np.testing.assert_allclose(std[0], 25)
+    assert ended_early([long, short, late]) == ["ADR seed 1"]
+    # runs that do not overlap at all (the case that used to abort the report) and runs of one point each
+    steps, mean, _ = aggregate([_curve("a", [10], [1.0]), _curve("b", [50, 60], [3.0, 5.0])], points=3)
+    np.testing.assert_allclose(steps, [10, 35, 60])
+    np.testing.assert_allclose(mean, [1.0, 1.0, 3.0])
+    steps, mean, std = aggregate([_curve("a", [10], [1.0]), _curve("b", [10], [3.0])])
+    assert steps.tolist() == [10] and mean.tolist() == [2.0] and std.tolist() == [1.0]
+
+
+def test_the_runs_table_says_how_each_run_ended(report):
+    from adr_core.evaluation.run_data import load_run as load
+    assert "| ended by |" in report.markdown.read_text()
+    runs = [e.run for env in report.envs for e in env.evaluations]
+    assert {run.ended_by() for run in runs} == {"budget"}, [run.ended_by() for run in runs]
+    run = load(runs[0].path)
+    (run.path / "early_stop.csv").write_text("agent_steps,met\n100,0\n200,1\n")
+    try:
+        assert run.ended_by().startswith("early stop at ")
+    finally:
+        (run.path / "early_stop.csv").unlink()
+    short = type(run)(run.path, {**run.config, "total_agent_steps": 10**9}, run.metrics, run.samples)
+    assert short.ended_by() == f"at {int(run.metrics['agent_steps'][-1])} of {10**9}"

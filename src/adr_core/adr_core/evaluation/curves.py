@@ -51,16 +51,29 @@ def checkpoint_curve(run: RunData, setting: str, steps: Sequence[int], values: S
 
 
 def aggregate(curves: Sequence[Curve], points: int = 200) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and std across curves on a common step grid (their overlapping range; one curve: itself, std 0)."""
+    """Mean and std across curves on a common step grid from the earliest first point to the latest last point.
+
+    Runs may have different lengths (an early stop, a shorter budget): past its last point a curve holds its last
+    value (the policy it ended with, which is what the run delivers), before its first point it is left out. One
+    curve: itself, std 0. Curves that all sit at one step: their mean and std there.
+    """
     if len(curves) == 1:
         return curves[0].steps, curves[0].values, np.zeros_like(curves[0].values)
-    start = max(c.steps.min() for c in curves)
-    stop = min(c.steps.max() for c in curves)
-    if not stop > start:
-        raise ValueError("curves do not overlap in agent steps")
-    grid = np.linspace(start, stop, points)
-    stacked = np.stack([np.interp(grid, c.steps, c.values) for c in curves])
-    return grid, stacked.mean(axis=0), stacked.std(axis=0)
+    start = min(c.steps.min() for c in curves)
+    stop = max(c.steps.max() for c in curves)
+    grid = np.linspace(start, stop, points) if stop > start else np.array([start], dtype=float)
+    stacked = np.stack([np.where(grid < c.steps.min(), np.nan, np.interp(grid, c.steps, c.values)) for c in curves])
+    counted = np.isfinite(stacked).any(axis=0)
+    stacked = stacked[:, counted]
+    return grid[counted], np.nanmean(stacked, axis=0), np.nanstd(stacked, axis=0)
+
+
+def ended_early(curves: Sequence[Curve]) -> list[str]:
+    """Labels of the runs whose curve ends before the longest one (held at their last value by ``aggregate``)."""
+    if len(curves) < 2:
+        return []
+    stop = max(c.steps.max() for c in curves)
+    return [c.run for c in curves if c.steps.max() < stop]
 
 
 def _curve(run: RunData, setting: str, source: str, steps: np.ndarray, values: np.ndarray) -> Curve:

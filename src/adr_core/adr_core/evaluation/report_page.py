@@ -81,8 +81,10 @@ def _runs_table(env: EnvReport) -> Table:
         status = e.problem or ("sweep reused from the run's evaluation/" if e.sweep_reused else "evaluated")
         curves = "evaluation.csv" if e.run.evaluation is not None else f"{len(e.checkpoint_scores)} checkpoint(s)"
         rows.append([e.run.path.name, e.run.method, str(e.run.seed),
-                     str(policy.agent_steps) if policy else "-", policy.path.name if policy else "-", curves, status])
-    return Table(["run", "method", "seed", "agent steps", "checkpoint", "learning curves from", "status"], rows)
+                     str(policy.agent_steps) if policy else "-", e.run.ended_by(), policy.path.name if policy else "-",
+                     curves, status])
+    return Table(["run", "method", "seed", "agent steps", "ended by", "checkpoint", "learning curves from", "status"],
+                 rows)
 
 
 def _numbers_table(env: EnvReport) -> Table:

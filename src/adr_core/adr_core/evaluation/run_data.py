@@ -13,6 +13,7 @@ import numpy as np
 import yaml
 
 from ..randomization import RandomizationError, RandomizationSpace, space_of
+from .early_stop import EARLY_STOP_FILE
 from .periodic import EVALUATION_FILE
 from .policies import CHECKPOINTS
 
@@ -92,6 +93,18 @@ class RunData:
     @property
     def checkpoint_dir(self) -> Path:
         return self.path / CHECKPOINTS
+
+    def ended_by(self) -> str:
+        """How the run ended, from its files: "early stop", "budget", or how far it got ("at 120000 of 200000")."""
+        steps = self.metrics.get("agent_steps")
+        last = int(steps[-1]) if steps is not None and len(steps) else 0
+        early = self.path / EARLY_STOP_FILE
+        if early.is_file():
+            rows = list(csv.DictReader(early.open(newline="")))
+            if rows and rows[-1].get("met") in ("1", "True", "true"):
+                return f"early stop at {last}"
+        budget = int(self.config.get("total_agent_steps") or 0)
+        return "budget" if budget and last >= budget else f"at {last} of {budget or '?'}"
 
     def agent_steps_of_iterations(self, iterations: np.ndarray) -> np.ndarray:
         """Agent steps at the end of each given iteration (from metrics.csv; NaN where unknown)."""

@@ -1,12 +1,13 @@
 """Learning curves (paper: hard-env and reference learning curves): one panel per setting, per method the mean +- std
-across its runs on a common agent-step grid, with the "solved" line."""
+across its runs on a common agent-step grid, with the "solved" line. Runs of different lengths: a run that ended
+earlier holds its last value (``curves.aggregate``); the legend counts them."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 from matplotlib.figure import Figure
 
-from ..curves import Curve, aggregate
+from ..curves import Curve, aggregate, ended_early
 from ..solved import SolvedCriterion
 from .style import method_color, new_figure, set_title, solved_line, steps_axis
 
@@ -22,7 +23,9 @@ def learning_curves_figure(curves: Mapping[str, Sequence[Curve]], criterion: Sol
         for i, (method, runs) in enumerate(methods.items()):
             steps, mean, std = aggregate(runs)
             color = method_color(method, i)
-            label = f"{method} ({len(runs)} run{'s' if len(runs) > 1 else ''})"
+            label = f"{method} ({len(runs)} run{'s' if len(runs) > 1 else ''}"
+            shorter = len(ended_early(runs))
+            label += f"; {shorter} ended earlier, held at their last value)" if shorter else ")"
             ax.plot(steps, mean, color=color, marker="o" if len(steps) < 15 else None, markersize=3, label=label,
                     gid=f"mean:{method}")
             if len(runs) > 1:
