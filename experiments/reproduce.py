@@ -182,13 +182,35 @@ def build_report(args: argparse.Namespace, specs: list[rg.RunSpec]) -> bool:
     if subprocess.run(command).returncode != 0:
         print("reproduce: adr-report failed", file=sys.stderr)
         return False
-    claims = [claims_markdown(report_dir, env, args.budget, args.seeds) for env in args.envs]
+    claims = [claims_markdown(report_dir, env, args.budget, args.seeds) + per_setting(args.out, env)
+              for env in args.envs]
     (args.out / "claims.md").write_text("\n".join(claims))
     data = [{"budget": args.budget, "seeds": args.seeds, **claims_data(report_dir, env)} for env in args.envs]
     (args.out / "claims.json").write_text(json.dumps(data, indent=1))
     (report_dir / GRID_STAMP).write_text(json.dumps(stamp, indent=1))
     print("\n" + "\n".join(claims))
     return True
+
+
+def per_setting(out: Path, env_id: str) -> str:
+    """The per-setting tables and, for ADR, where the final policies fail vs where the sampler proposed."""
+    from experiments import repro_sweep
+
+    report_dir = out / "report"
+    try:
+        sweep = repro_sweep.load_sweep(report_dir, env_id)
+    except (OSError, ValueError) as error:
+        return f"\nNo per-setting table: {error}\n"
+    text = "\n## Per setting\n\n" + repro_sweep.sweep_markdown(sweep, env_id)
+    runs = {seed: rg.run_dir(out, rg.RunSpec(env_id, "adr", seed))
+            for seed in (sweep.methods["ADR"][0].solved if "ADR" in sweep.methods else {})}
+    if runs and all(path.is_dir() for path in runs.values()):
+        short = env_id.split("/")[-1].split("-")[0].lower()
+        figure = repro_sweep.focus_figure(sweep, runs, report_dir / "figures" / f"{short}_adr_failures_vs_proposals.png",
+                                          env_id)
+        text += (f"\n## Where the ADR policies fail vs where their sampler proposed\n\n"
+                 f"![{figure.name}](report/figures/{figure.name})\n\n" + repro_sweep.focus_table(sweep, runs))
+    return text
 
 
 def print_plan(out: Path, plan: list[tuple[rg.RunSpec, rg.State]], options: rg.GridOptions) -> None:

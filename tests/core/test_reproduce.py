@@ -64,6 +64,8 @@ def test_grid_runs_resumes_reports_and_then_does_nothing(tmp_path, capsys):
     assert (out / "report" / "summary.md").is_file() and (out / "report" / "lunarlander_scores.csv").is_file()
     claims = (out / "claims.md").read_text()
     assert "ADR beats UDR on the hard range | **inconclusive**" in claims and "fewer than 2 seeds" in claims
+    assert "## Per setting" in claims and "| ADR | 0 |" in claims and "| UDR | 0 |" in claims  # every seed listed
+    assert (out / "report" / "figures" / "lunarlander_adr_failures_vs_proposals.png").is_file()
     assert json.loads((out / "claims.json").read_text())[0]["claims"][0]["verdict"] == "inconclusive"
 
     # 3. nothing left to do: no trainer started, report and claims untouched
