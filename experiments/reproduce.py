@@ -206,8 +206,8 @@ def per_setting(out: Path, env_id: str) -> str:
             for seed in (sweep.methods["ADR"][0].solved if "ADR" in sweep.methods else {})}
     if runs and all(path.is_dir() for path in runs.values()):
         short = env_id.split("/")[-1].split("-")[0].lower()
-        figure = repro_sweep.focus_figure(sweep, runs, report_dir / "figures" / f"{short}_adr_failures_vs_proposals.png",
-                                          env_id)
+        path = report_dir / "figures" / f"{short}_adr_failures_vs_proposals.png"
+        figure = repro_sweep.focus_figure(sweep, runs, path, env_id)
         text += (f"\n## Where the ADR policies fail vs where their sampler proposed\n\n"
                  f"![{figure.name}](report/figures/{figure.name})\n\n" + repro_sweep.focus_table(sweep, runs))
     return text
