@@ -24,7 +24,8 @@ except ModuleNotFoundError as error:
 
 @pytest.mark.parametrize(("module", "env_id", "extra"), [
     ("mujoco", "adr/Pusher3DOF-v0", "mujoco"), ("pybullet", "adr/ErgoReacher-v0", "pybullet"),
-    ("pybullet", "adr/ErgoPusher-v0", "pybullet"), ("Box2D", "adr/LunarLander-v0", "box2d")])
+    ("pybullet", "adr/ErgoPusher-v0", "pybullet"), ("Box2D", "adr/LunarLander-v0", "box2d"),
+    ("pygame", "adr/LunarLander-v0", "box2d")])  # gymnasium's Box2D envs need pygame too (seen on a bare machine)
 def test_a_missing_simulator_names_its_extra(module: str, env_id: str, extra: str) -> None:
     result = subprocess.run([sys.executable, "-c", PROGRAM.format(module=module, env_id=env_id)],
                             capture_output=True, text=True, timeout=120)
@@ -32,3 +33,4 @@ def test_a_missing_simulator_names_its_extra(module: str, env_id: str, extra: st
     line = result.stdout.strip()
     assert line.endswith(f"pip install 'adr_core[{extra}]' (or the project's make setup)"), line
     assert result.stdout.startswith("MissingSimulator ") and env_id in result.stdout, result.stdout
+    assert f"needs {module}, which is not installed" in line, line

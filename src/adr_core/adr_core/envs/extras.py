@@ -11,10 +11,12 @@ class MissingSimulator(ModuleNotFoundError):
     """The env's simulator is not installed."""
 
 
-def missing(module: str, env_ids: str) -> MissingSimulator:
+def missing(module: str, env_ids: str, what: str | None = None) -> MissingSimulator:
+    """``what``: the missing part in words where it is not ``module`` itself (e.g. gymnasium's Box2D envs need pygame
+    too)."""
     extra = EXTRA_OF[module]
-    return MissingSimulator(f"{env_ids} needs {module}, which is not installed: pip install 'adr_core[{extra}]' "
-                            f"(or the project's make setup)", name=module)
+    return MissingSimulator(f"{env_ids} needs {what or module}, which is not installed: pip install "
+                            f"'adr_core[{extra}]' (or the project's make setup)", name=module)
 
 
 def require(module: str, env_ids: str) -> ModuleType:

@@ -23,8 +23,9 @@ from .extras import missing
 
 try:
     from gymnasium.envs.box2d import lunar_lander as stock
-except DependencyNotInstalled:  # gymnasium's message suggests swig; the wheel needs none
-    raise missing("Box2D", "adr/LunarLander-v0") from None
+except DependencyNotInstalled as error:  # gymnasium's message suggests swig; the wheel needs none
+    # gymnasium.envs.box2d imports its car racing env too, which needs pygame: name whichever is absent
+    raise missing("Box2D", "adr/LunarLander-v0", "pygame" if "pygame" in str(error) else "Box2D") from None
 
 from ..randomization import RandomizationSpace
 from .randomized import RandomizedEnvMixin
