@@ -81,8 +81,15 @@ def load_scores(report_dir: Path, env_id: str) -> dict[str, MethodScores]:
     return methods
 
 
+def _num(value: float, scale: float | None = None) -> str:
+    """1 decimal for returns; 4 for metrics below 1 (final distances in m), so they are not all printed as 0.0."""
+    scale = abs(value) if scale is None else scale
+    return f"{value:.4f}" if scale < 1 else f"{value:.1f}"
+
+
 def _fmt(mean: float, std: float) -> str:
-    return f"{mean:.1f} ± {std:.1f}" if not math.isnan(std) else f"{mean:.1f} (1 seed)"
+    scale = max(abs(mean), 0 if math.isnan(std) else abs(std))
+    return f"{_num(mean, scale)} ± {_num(std, scale)}" if not math.isnan(std) else f"{_num(mean)} (1 seed)"
 
 
 def beats(a: MethodScores | None, b: MethodScores | None, higher_is_better: bool, text: str) -> Claim:
@@ -96,8 +103,10 @@ def beats(a: MethodScores | None, b: MethodScores | None, higher_is_better: bool
     verdict = REPRODUCED if d > pooled else NOT_REPRODUCED if d < -pooled else INCONCLUSIVE
     p = stats.ttest_ind(list(a.hard.values()), list(b.hard.values()), equal_var=False,
                         alternative="greater" if higher_is_better else "less").pvalue
-    return Claim(text, verdict, f"{a.method} {_fmt(ma, sa)} vs {b.method} {_fmt(mb, sb)}; difference {d:+.1f}, "
-                                f"pooled std {pooled:.1f}; Welch p = {p:.3f}")
+    scale = max(abs(ma), abs(mb))
+    return Claim(text, verdict, f"{a.method} {_fmt(ma, sa)} vs {b.method} {_fmt(mb, sb)}; difference "
+                                f"{'+' if d >= 0 else ''}{_num(d, scale)}, pooled std {_num(pooled, scale)}; "
+                                f"Welch p = {p:.3f}")
 
 
 def more_consistent(a: MethodScores | None, b: MethodScores | None, text: str) -> Claim:
@@ -109,7 +118,9 @@ def more_consistent(a: MethodScores | None, b: MethodScores | None, text: str) -
     ratio = sb / sa if sa > 0 else math.inf
     verdict = REPRODUCED if ratio >= 2 else NOT_REPRODUCED if ratio <= 0.5 else INCONCLUSIVE
     p = float(stats.f.sf(ratio**2, nb - 1, na - 1)) if math.isfinite(ratio) else 0.0
-    return Claim(text, verdict, f"std across seeds: {a.method} {sa:.1f}, {b.method} {sb:.1f}; ratio {ratio:.2f}; "
+    scale = max(abs(v) for v in (*a.hard.values(), *b.hard.values()))
+    return Claim(text, verdict, f"std across seeds: {a.method} {_num(sa, scale)}, {b.method} {_num(sb, scale)}; "
+                                f"ratio {ratio:.2f}; "
                                 f"F-test p = {p:.3f}")
 
 
@@ -173,7 +184,7 @@ def claims_markdown(report_dir: Path, env_id: str, budget: int, seeds: list[int]
         mean, std, n = scores.summary(scores.hard)
         full_mean, full_std, _ = scores.summary(scores.full)
         reference_mean, reference_std, _ = scores.summary(scores.reference)
-        per_seed = ", ".join(f"s{seed}: {value:.1f}" for seed, value in sorted(scores.hard.items()))
+        per_seed = ", ".join(f"s{seed}: {_num(value, abs(mean))}" for seed, value in sorted(scores.hard.items()))
         solved = 100 * np.mean(list(scores.hard_solved.values()))
         lines.append(f"| {name} | {n} | {_fmt(mean, std)} | {per_seed} | {solved:.0f}% "
                      f"| {_fmt(reference_mean, reference_std)} | {_fmt(full_mean, full_std)} |")

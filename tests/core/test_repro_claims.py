@@ -83,3 +83,9 @@ def test_uniform_dr_wrapper_draws_a_new_setting_in_the_training_range_at_each_re
     powers = [env.reset(seed=k)[1]["parameters"]["main_engine_power"] for k in range(20)]
     env.close()
     assert min(powers) >= 8.0 and max(powers) <= 20.0 and len(set(np.round(powers, 6))) == 20
+
+
+def test_small_metrics_keep_their_digits():
+    from experiments.repro_claims import _fmt
+    assert _fmt(0.0155, 0.0035) == "0.0155 ± 0.0035"  # final distances in m: not "0.0 ± 0.0"
+    assert _fmt(155.0, 5.0) == "155.0 ± 5.0" and _fmt(0.5, float("nan")) == "0.5000 (1 seed)"
