@@ -42,9 +42,40 @@ def test_asking_again_returns_the_same_settings(ros_domain_id: int, tmp_path: Pa
         assert not waiting.success and "waiting for the rewards of iteration 0" in waiting.message
         other = ask(7)
         assert not other.success and "iteration 7 asked; the next iteration is 0" in other.message
-        next_one = ask(-1)  # "the next one" while awaiting rewards: refused, nothing advanced
-        assert not next_one.success and "waiting for the rewards of iteration 0" in next_one.message
+        current = ask(-1)  # "whichever is current": a read of the answered iteration, nothing advanced
+        assert current.success and "iteration 0" in current.message and "asked again" in current.message
+        assert [list(p.values) for p in current.proposals] == [list(p.values) for p in first.proposals]
         assert ask(0).proposals[0].iteration == 0
+
+
+def test_a_sampler_that_awaits_no_rewards_advances_only_in_turn(ros_domain_id: int, tmp_path: Path) -> None:
+    """Issue 30: a second client's ``iteration = -1`` calls advanced a UDR sampler (it awaits no rewards) until its
+    trainer's next call was refused and the run ended. Now -1 reads the answered iteration; only the next one
+    advances."""
+    command = [executable("adr_sampler_node", "sampler_node"), "--ros-args",
+               "-p", "overrides:='{sampler: udr, torch_threads: 1}'", "-p", f"run_dir:={tmp_path / 'run'}"]
+    with probe_node("sampler_turn_probe", ros_domain_id) as node, \
+            running(command, isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
+        client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+        wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
+
+        def ask(iteration: int) -> ProposeParameters.Response:
+            request = ProposeParameters.Request(count=0, iteration=iteration)
+            return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
+
+        def values(response: ProposeParameters.Response) -> list[list[float]]:
+            return [list(p.values) for p in response.proposals]
+
+        first = ask(0)  # the trainer
+        assert first.success and {p.iteration for p in first.proposals} == {0}, first.message
+        for _ in range(5):  # a second client
+            other = ask(-1)
+            assert other.success and values(other) == values(first) and "asked again" in other.message
+        refused = ask(3)
+        assert not refused.success and "iteration 3 asked; the next iteration is 1" in refused.message
+        second = ask(1)  # the trainer's next call, in turn
+        assert second.success and {p.iteration for p in second.proposals} == {1}, second.message
+        assert values(ask(-1)) == values(second) and values(ask(1)) == values(second)
 
 
 def test_rewards_published_before_the_match_still_reach_the_sampler(ros_domain_id: int, tmp_path: Path) -> None:

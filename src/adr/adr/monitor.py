@@ -125,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             print(json.dumps({"service": topics.PROPOSE_SERVICE, "message": response.message,
                               "proposals": len(response.proposals)}), flush=True)
+            if "(asked again)" in response.message:  # the sampler's current iteration, read: not published again
+                for msg in response.proposals:
+                    on_proposal(msg)
         while (expected is None or len(received) < expected) and time.monotonic() < deadline:
             rclpy.spin_once(node, timeout_sec=0.1)
         if expected is not None and len(received) < expected:

@@ -2,7 +2,11 @@
 
 - ``adr/propose_parameters``: each call is one sampler iteration; proposals are returned and published on
   ``adr/proposals``. A learning sampler (ADR) answers ``success=false`` until the rewards of its previous
-  iteration arrived, so iterations never overlap.
+  iteration arrived, so iterations never overlap. Samplers advance only in turn: a call for the iteration already
+  answered gets the same settings again, a call for the next one advances, any other is refused; ``iteration = -1``
+  ("whichever is current", e.g. ``adr_monitor --propose``) is a read once an iteration was answered: it returns
+  that iteration's settings and advances nothing, so a second client cannot push a UDR or fixed-range sampler
+  (which await no rewards) ahead of its trainer.
 - ``adr/particle_rewards``: the discriminator's rewards of an iteration -> ``sampler.update`` (SVPG step).
 - ``adr/sampler_state`` and ``adr/sample_histogram`` (latched) for inspection, ``adr/metrics/*``, ``/diagnostics``.
 - ``adr/save_checkpoint``: writes the state as of a completed iteration; ``resume:=true`` loads the run's latest.
@@ -82,7 +86,7 @@ class SamplerNode(Node):
             response.success, response.message = False, refusal
             self.diagnostics.reject("run_id", refusal)
             return response
-        if self.answered is not None and request.iteration == self.answered[0]:  # asked again: the same settings
+        if self.answered is not None and request.iteration in (-1, self.answered[0]):  # the same settings again
             response.proposals = list(self.answered[1])
             response.success = True
             response.message = f"iteration {self.answered[0]}: {len(response.proposals)} proposals (asked again)"
