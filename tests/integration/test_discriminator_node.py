@@ -136,7 +136,9 @@ def _refused(good: Trajectory) -> list[tuple[str, TrajectoryMsg]]:
     empty.length = 0
     empty.observations, empty.actions, empty.next_observations = to_field([]), to_field([]), to_field([])
     empty.rewards, empty.terminated = to_field([]), []
-    return [("malformed", nan_obs), ("malformed", wrong_dim), ("malformed", short_terminated),
+    forged = _msg(good)  # issue 30: well formed, for an awaited slot, with a reward no LunarLander step gives
+    forged.rewards = to_field(np.full(good.length, 1e6, np.float32))
+    return [("implausible", forged), ("malformed", nan_obs), ("malformed", wrong_dim), ("malformed", short_terminated),
             ("malformed", unknown_kind), ("env_id", other_env), ("slot", bad_slot), ("too_far_ahead", far_ahead),
             ("empty", empty)]
 

@@ -103,3 +103,23 @@ def test_transport_time_is_summed_per_iteration() -> None:
     inbox.offer(msg, received_ns=10_250_000_000)
     assert abs(inbox.transport_seconds(4) - 0.25) < 1e-9
     assert inbox.transport_seconds(4) == 0.0
+
+
+def test_values_no_simulator_of_the_run_produces_are_refused_and_the_real_one_still_gets_in() -> None:
+    """Issue 30: a well-formed trajectory for the awaited slot with a reward of 1e6 per step (critic loss 5e10 once
+    it reached the replay buffer) is refused by the run's per-step bound; the real rollout is accepted after it."""
+    from adr_core import plausibility
+
+    bound = plausibility.reward_bound("adr/LunarLander-v0")
+    assert bound == 1000.0 and plausibility.reward_bound("adr/LunarLander-v0", 5.0) == 5.0
+    inbox = TrajectoryInbox(obs_dim=8, act_dim=2, reward_bound=bound)
+    inbox.note_published(6)
+    inbox.expect(Expected(0, SETTINGS, REFERENCE, 5))
+    real = message(0, 0)
+    forged = message(0, 0, rewards=to_field(np.full(real.length, 1e6, np.float32)))
+    assert inbox.offer(forged).startswith("implausible: a reward of 1e+06 in one step (this run's bound: +-1000")
+    huge_obs = message(0, 0, observations=to_field(np.full(len(real.observations), 1e9, np.float32)))
+    assert inbox.offer(huge_obs).startswith("implausible: observations up to 1e+09")
+    assert inbox.offer(message(0, 0, episode_return=1e9)).startswith("implausible: episode return")
+    assert inbox.offer(real) is None  # nothing of the forgeries was kept
+    assert inbox.missing(0, 1) == []

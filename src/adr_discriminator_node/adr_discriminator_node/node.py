@@ -3,7 +3,8 @@
 - ``adr/trajectories``: buffered per iteration; once iteration k holds the randomized and reference trajectories of
   every slot 0..n-1 (n = the sampler's proposals per iteration) and k-1 is done:
   ``adr_core.iteration.score_then_train`` (score, then train on them) and publish ``adr/particle_rewards``.
-  Malformed, duplicate and stale trajectories are refused with a logged reason and a diagnostics counter.
+  Malformed, implausible (``adr_core.plausibility``), duplicate and stale trajectories are refused with a logged
+  reason and a diagnostics counter.
 - ``adr/discriminator/save_checkpoint``: writes the state as of one of the last two completed iterations;
   on shutdown every kept snapshot is written; ``resume:=true`` continues after the run's ``latest.json``.
 - ``adr/metrics/*``, ``/diagnostics``.
@@ -17,6 +18,7 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 from rclpy.node import Node
 
+from adr_core import plausibility
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.iteration import score_then_train
 from adr_core.training.config import ConfigError
@@ -57,6 +59,7 @@ class DiscriminatorNode(Node):
             raise ConfigError(f"sampler {cfg.sampler!r} does not learn from rewards: the discriminator node serves "
                               f"ADR runs only (sampler 'adr'); do not start it for this run")
         self.slots = spec.slots
+        self.reward_bound = plausibility.reward_bound(cfg.env_id, cfg.reward_bound_per_step)
         self.discriminator = DiscriminatorRewarder(self.obs_dim, self.act_dim, cfg.discriminator,
                                                    component_seed(cfg.seed, COMPONENT), resolve_device(cfg.device))
         # each completed iteration goes to disk before this node tells anyone (issue 28)
@@ -99,6 +102,10 @@ class DiscriminatorNode(Node):
             return
         if trajectory.length == 0:
             self.diagnostics.reject("empty", f"{where}: no transitions")
+            return
+        implausible = plausibility.implausible(trajectory, self.reward_bound)
+        if implausible is not None:  # the trainer refuses it too (the same rule): neither keeps it
+            self.diagnostics.reject("implausible", f"{where}: {implausible}")
             return
         try:
             self.buffer.add(trajectory)

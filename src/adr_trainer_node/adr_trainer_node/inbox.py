@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from adr_core import plausibility
 from adr_core.rollout import Trajectory
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_ros import run_ids, trajectories
@@ -27,14 +28,17 @@ class TrajectoryInbox:
 
     Only the iteration announced with ``expect`` is accepted, so at most slots x kinds trajectories are held. A
     message is refused (with a reason for the caller to log and count) when it is another run's (``run_id``),
-    malformed or empty, belongs to another iteration or to a slot that does not exist, ran under another setting
+    malformed or empty, holds values no simulator of the run produces (``adr_core.plausibility``: a reward beyond the
+    run's per-step bound), belongs to another iteration or to a slot that does not exist, ran under another setting
     than the one dispatched for its slot, names a policy version the trainer never published for this iteration, or
     repeats a (iteration, slot, kind) already accepted — e.g. a slow instance finishing a rollout that was
     re-assigned. Accepted trajectories are never dropped.
     """
 
-    def __init__(self, obs_dim: int, act_dim: int, kinds: tuple[str, ...] = ("randomized",), run_id: str = "") -> None:
+    def __init__(self, obs_dim: int, act_dim: int, kinds: tuple[str, ...] = ("randomized",), run_id: str = "",
+                 reward_bound: float = plausibility.DEFAULT_REWARD_PER_STEP) -> None:
         self._obs_dim, self._act_dim, self._kinds, self._run_id = obs_dim, act_dim, kinds, run_id
+        self._reward_bound = reward_bound
         self._items: dict[tuple[int, int, str], Trajectory] = {}
         self._oldest_open_iteration = 0
         self._expected: Expected | None = None
@@ -43,8 +47,8 @@ class TrajectoryInbox:
         self._transport_s: defaultdict[int, float] = defaultdict(float)  # iteration -> summed publish->receive time
 
     def offer(self, msg: TrajectoryMsg, received_ns: int | None = None) -> str | None:
-        """None when accepted, else why not ("run_id: ...", "malformed: ...", "stale: ...", "duplicate: ...",
-        "ignored: ...").
+        """None when accepted, else why not ("run_id: ...", "malformed: ...", "implausible: ...", "stale: ...",
+        "duplicate: ...", "ignored: ...").
 
         ``received_ns`` (this host's clock) minus the header stamp the instance set when publishing is added up
         per iteration as the transport time (meaningful when publisher and trainer share a clock).
@@ -60,6 +64,9 @@ class TrajectoryInbox:
             return f"ignored: {trajectory.kind} trajectories are not used here"
         if trajectory.length == 0:
             return "malformed: empty trajectory (length 0)"
+        implausible = plausibility.implausible(trajectory, self._reward_bound)
+        if implausible is not None:
+            return f"implausible: {implausible}"
         key = (trajectory.iteration, trajectory.slot, trajectory.kind)
         with self._changed:
             if trajectory.iteration < self._oldest_open_iteration:

@@ -26,6 +26,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
+from adr_core import plausibility
 from adr_core.agents import make_agent
 from adr_core.evaluation.early_stop import EarlyStop
 from adr_core.iteration import DISCRIMINATOR_COLUMNS, SAMPLER_COLUMNS, IterationResult, update_agent
@@ -111,7 +112,8 @@ class TrainerNode(Node):
         group = ReentrantCallbackGroup()
         # reference trajectories too (ADR): their returns go into metrics.csv as adr-train's do
         self.inbox = TrajectoryInbox(obs_dim, act_dim, kinds=("randomized", "reference") if self.learns_from_rewards
-                                     else ("randomized",), run_id=self.run_id)
+                                     else ("randomized",), run_id=self.run_id,
+                                     reward_bound=plausibility.reward_bound(cfg.env_id, cfg.reward_bound_per_step))
         self.inbox.reopen_from(self.iteration)
         self.rewards: dict[int, np.ndarray] = {}
         self.discriminator_metrics: dict[int, dict[str, float]] = {}

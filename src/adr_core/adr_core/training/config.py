@@ -68,6 +68,10 @@ class TrainConfig:
     reference_exploration_noise: float | None = option(
         None, "Action noise std in reference rollouts; null = same as agent.exploration_noise (the paper rolls out "
               "'the same policy' in both; the published code used 0 for reference rollouts).")
+    reward_bound_per_step: float | None = option(
+        None, "Node graph: a trajectory received with a reward beyond +- this in one step is refused by the trainer "
+              "and the discriminator (a forged or corrupted message); null = the env's bound "
+              "(adr_core.plausibility: LunarLander 1000, the robot envs 100).")
     device: str = option("cpu", "Torch device of the agent and discriminator: 'cpu', 'cuda' or 'auto' (CUDA when "
                                 "available). SVPG particles and rollouts always run on the CPU.")
     torch_threads: int = option(1, "torch.set_num_threads for the run; 0 = leave torch's default (all cores). "

@@ -1,0 +1,41 @@
+"""Plausibility bounds on in-band values received over the wire (issue 30): a well-formed message whose numbers no
+simulator of the run could produce is refused before it reaches the replay buffer, the discriminator or a checkpoint.
+
+Per step, a trajectory's reward must be within +-``reward_bound(env_id)``: LunarLander's largest per-step rewards
+are the crash and landing terms (+-100) plus a shaping difference of tens, so 1000; the robot envs reward minus a
+distance in metres minus a small control cost (a few units at most), so 100. A run can set its own bound
+(``reward_bound_per_step``). Observations must be within +-``OBSERVATION_LIMIT`` (no env of this project comes
+near it; NaN and inf are refused earlier, as malformed). Particle rewards have their own bound
+(``adr_core.samplers.svpg.REWARD_LIMIT``: a discriminator reward is a log-probability).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .rollout import Trajectory
+
+REWARD_PER_STEP = {"adr/LunarLander-v0": 1000.0, "adr/Pusher3DOF-v0": 100.0, "adr/ErgoReacher-v0": 100.0,
+                   "adr/ErgoPusher-v0": 100.0}
+DEFAULT_REWARD_PER_STEP = 1e4  # an env this table does not know
+OBSERVATION_LIMIT = 1e6
+
+
+def reward_bound(env_id: str, configured: float | None = None) -> float:
+    """The run's bound on |reward| per step: ``configured`` if set, else the env's."""
+    if configured is not None:
+        return float(configured)
+    return REWARD_PER_STEP.get(env_id, DEFAULT_REWARD_PER_STEP)
+
+
+def implausible(trajectory: Trajectory, bound: float) -> str | None:
+    """Why no simulator of the run could have produced ``trajectory`` (None: it could)."""
+    largest = float(np.abs(trajectory.rewards).max()) if trajectory.rewards.size else 0.0
+    if largest > bound:
+        return (f"a reward of {largest:.3g} in one step (this run's bound: +-{bound:g} per step, config key "
+                f"reward_bound_per_step)")
+    if abs(trajectory.episode_return) > bound * max(1, trajectory.length):
+        return f"episode return {trajectory.episode_return:.3g} beyond {trajectory.length} steps of +-{bound:g}"
+    for name, values in (("observations", trajectory.obs), ("next_observations", trajectory.next_obs)):
+        if values.size and float(np.abs(values).max()) > OBSERVATION_LIMIT:
+            return f"{name} up to {float(np.abs(values).max()):.3g} (limit +-{OBSERVATION_LIMIT:g})"
+    return None
