@@ -20,11 +20,11 @@ from ros_processes import executable, isolated_ros_env, running
 from adr_core.agents import Actor, ActorPolicy
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.envs import make_env
-from adr_core.rollout import Trajectory, rollout
+from adr_core.rollout import KIND_CODES, Trajectory, rollout, trajectory_digest
 from adr_core.training.checkpoint import load_checkpoint, save_checkpoint
 from adr_core.training.seeding import component_seed
 from adr_discriminator_node.checkpoint_payload import make_payload
-from adr_interfaces.msg import ParticleRewards
+from adr_interfaces.msg import AcceptedTrajectories, ParticleRewards
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import SaveCheckpoint
 from adr_ros import qos, topics, trajectories
@@ -88,6 +88,13 @@ class Probe:
     rewards: dict[int, ParticleRewards]
     diagnostics: DiagnosticCounters
     save_client: object
+    accepted_pub: object
+
+    def accept(self, iteration: int, accepted: list[Trajectory]) -> None:
+        """What the trainer says once it accepted an iteration's trajectories: the discriminator scores these."""
+        self.accepted_pub.publish(AcceptedTrajectories(
+            iteration=iteration, kinds=[KIND_CODES[t.kind] for t in accepted], slots=[t.slot for t in accepted],
+            digests=[trajectory_digest(t) for t in accepted]))
 
     def wait_for_discriminator(self) -> None:
         wait_until(lambda: self.trajectories_pub.get_subscription_count() >= 1
@@ -112,7 +119,8 @@ def probe(ros_domain_id: int) -> Iterator[Probe]:
         node.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS,
                                  lambda msg: rewards.setdefault(msg.iteration, msg), qos.RELIABLE_STREAM)
         yield Probe(node, node.create_publisher(TrajectoryMsg, topics.TRAJECTORIES, qos.RELIABLE_STREAM), rewards,
-                    DiagnosticCounters(node), node.create_client(SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT))
+                    DiagnosticCounters(node), node.create_client(SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT),
+                    node.create_publisher(AcceptedTrajectories, topics.ACCEPTED_TRAJECTORIES, qos.RELIABLE_HISTORY))
 
 
 def _command(run_dir: Path, *extra: str) -> list:
@@ -152,18 +160,38 @@ def test_rewards_equal_the_in_process_rewarder(expected: Expected, probe: Probe,
         refused = _refused(expected.randomized[0][0])
         for _, bad in refused:
             probe.trajectories_pub.publish(bad)
+        # issue 30: well-formed copies the trainer refuses (a policy version it never published, a setting it never
+        # dispatched), arriving before the real rollouts: the discriminator scores what the trainer accepted
+        real = expected.randomized[0][0]
+        forged_version = _msg(real)
+        forged_version.policy_version = 2**62
+        forged_setting = _msg(real)
+        forged_setting.parameters.values = to_field(np.array([19.5]), np.float64)
+        for forged in (forged_version, forged_setting):
+            probe.trajectories_pub.publish(forged)
+        wrong_reference = _msg(expected.reference[0][0])  # a "reference" rollout under another setting
+        wrong_reference.parameters.values = to_field(np.array([9.0]), np.float64)
+        probe.trajectories_pub.publish(wrong_reference)
+        probe.accept(1, expected.randomized[1] + expected.reference[1])  # the trainer's word may come first
+        late_forgery = _msg(expected.randomized[1][1])
+        late_forgery.policy_version = 2**62
+        probe.trajectories_pub.publish(late_forgery)  # after the acceptance of its iteration: refused at once
         # iteration 1 complete before iteration 0: scored only after 0; a duplicate of the first copy is dropped
         arrivals = [t for k in (1, 0) for t in expected.randomized[k] + expected.reference[k]]
         random.Random(1).shuffle(arrivals)
         arrivals.insert(2, arrivals[1])
         for trajectory in arrivals:
             probe.trajectories_pub.publish(_msg(trajectory))
+        wait_until(lambda: probe.diagnostics.count(NODE, "trajectories") >= 10, 10.0, "the trajectories in")
+        assert 0 not in probe.rewards  # no iteration is scored before the trainer said which copies count
+        probe.accept(0, expected.randomized[0] + expected.reference[0])
         for k in (0, 1):
             np.testing.assert_array_equal(probe.rewards_of(k), expected.rewards[k])  # bit for bit
         probe.trajectories_pub.publish(_msg(expected.reference[0][1]))  # iteration 0 is done: stale
 
         counters = Counter(f"rejected_{reason}" for reason, _ in refused)
-        counters.update(rejected_duplicate=1, rejected_stale=1, trajectories=8, iterations=2)
+        counters.update(rejected_duplicate=1, rejected_stale=1, rejected_mismatch=1, rejected_not_accepted=1,
+                        trajectories=10, iterations=2)
         wait_until(lambda: all(probe.diagnostics.count(NODE, key) == n for key, n in counters.items()), 5.0,
                    f"diagnostics {counters}, have {probe.diagnostics.latest.get(NODE)}")
         assert process.poll() is None
@@ -198,6 +226,7 @@ def test_resume_continues_after_the_manifests_iteration(expected: Expected, prob
         probe.wait_for_discriminator()
         for trajectory in expected.reference[2] + expected.randomized[2]:
             probe.trajectories_pub.publish(_msg(trajectory))
+        probe.accept(2, expected.randomized[2] + expected.reference[2])
         np.testing.assert_array_equal(probe.rewards_of(2), expected.rewards[2])
 
 

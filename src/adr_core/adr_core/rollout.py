@@ -6,6 +6,7 @@ exploration-noise generator from those four numbers.
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, cast
@@ -42,6 +43,21 @@ class Trajectory:
     def transitions(self) -> np.ndarray:
         """``(T, 2*obs_dim + act_dim)`` float32 rows ``[s, a, s']`` (the discriminator's input)."""
         return np.concatenate([self.obs, self.actions, self.next_obs], axis=1)
+
+
+def trajectory_digest(trajectory: Trajectory) -> str:
+    """SHA-256 (hex) of what a trajectory says: where and under which policy it ran, and every transition. Two nodes
+    that decoded the same message get the same digest; any changed value changes it (the graph's acceptance rule:
+    the discriminator scores the trajectories whose digests the trainer accepted)."""
+    digest = hashlib.sha256()
+    digest.update(f"{trajectory.kind}|{trajectory.iteration}|{trajectory.slot}|{trajectory.policy_version}|"
+                  f"{trajectory.length}|{trajectory.episode_return!r}|".encode())
+    for array, dtype in ((trajectory.params, np.float64), (trajectory.params_normalized, np.float64),
+                         (trajectory.obs, np.float32), (trajectory.actions, np.float32),
+                         (trajectory.next_obs, np.float32), (trajectory.rewards, np.float32),
+                         (trajectory.terminated, np.bool_)):
+        digest.update(np.ascontiguousarray(array, dtype=dtype).tobytes())
+    return digest.hexdigest()
 
 
 def rollout_randomness(run_seed: int, iteration: int, slot: int, kind: Kind) -> tuple[int, np.random.Generator]:

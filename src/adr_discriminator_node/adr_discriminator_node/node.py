@@ -1,8 +1,10 @@
 """Discriminator node: scores each iteration's randomized trajectories (before training on them), then trains.
 
-- ``adr/trajectories``: buffered per iteration; once iteration k holds the randomized and reference trajectories of
-  every slot 0..n-1 (n = the sampler's proposals per iteration) and k-1 is done:
-  ``adr_core.iteration.score_then_train`` (score, then train on them) and publish ``adr/particle_rewards``.
+- ``adr/trajectories``: buffered per iteration; once the trainer's acceptance of iteration k
+  (``adr/accepted_trajectories``: which trajectory counts for each slot, by digest) and the randomized and reference
+  trajectories it names for every slot 0..n-1 (n = the sampler's proposals per iteration) are in and k-1 is done:
+  ``adr_core.iteration.score_then_train`` (score, then train on them) and publish ``adr/particle_rewards``. What the
+  trainer refuses is scored by nobody (iteration_buffer.py).
   Malformed, implausible (``adr_core.plausibility``), duplicate and stale trajectories are refused with a logged
   reason and a diagnostics counter.
 - ``adr/discriminator/save_checkpoint``: writes the state as of one of the last two completed iterations;
@@ -21,12 +23,13 @@ from rclpy.node import Node
 from adr_core import plausibility
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.iteration import score_then_train
+from adr_core.rollout import trajectory_digest
 from adr_core.training.config import ConfigError
 from adr_core.training.seeding import component_seed
 from adr_core.training.trainer import resolve_device
 from adr_discriminator_node.checkpoint_payload import make_payload, restore
 from adr_discriminator_node.iteration_buffer import CompleteIteration, IterationBuffer, TrajectoryRefused
-from adr_interfaces.msg import ParticleRewards
+from adr_interfaces.msg import AcceptedTrajectories, ParticleRewards
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import SaveCheckpoint
 from adr_ros import qos, run_ids, topics, trajectories
@@ -60,6 +63,7 @@ class DiscriminatorNode(Node):
                               f"ADR runs only (sampler 'adr'); do not start it for this run")
         self.slots = spec.slots
         self.reward_bound = plausibility.reward_bound(cfg.env_id, cfg.reward_bound_per_step)
+        self.reference_setting = np.asarray(spec.randomization_space().reference(), np.float64)
         self.discriminator = DiscriminatorRewarder(self.obs_dim, self.act_dim, cfg.discriminator,
                                                    component_seed(cfg.seed, COMPONENT), resolve_device(cfg.device))
         # each completed iteration goes to disk before this node tells anyone (issue 28)
@@ -78,6 +82,8 @@ class DiscriminatorNode(Node):
         self.metrics = MetricPublisher(self, METRICS)
         self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
         self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM)
+        self.create_subscription(AcceptedTrajectories, topics.ACCEPTED_TRAJECTORIES, self.on_accepted,
+                                 qos.RELIABLE_HISTORY)
         self.create_service(SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT, self.on_save_checkpoint)
         self._show_progress()
         self.get_logger().info(f"{cfg.env_id}: {self.slots} randomized + {self.slots} reference trajectories per "
@@ -107,12 +113,42 @@ class DiscriminatorNode(Node):
         if implausible is not None:  # the trainer refuses it too (the same rule): neither keeps it
             self.diagnostics.reject("implausible", f"{where}: {implausible}")
             return
+        if trajectory.kind == "reference" and not np.allclose(trajectory.params, self.reference_setting,
+                                                              rtol=1e-9, atol=1e-9):
+            self.diagnostics.reject("mismatch", f"{where}: ran under {trajectory.params.tolist()}, not the reference "
+                                                f"setting {self.reference_setting.tolist()}")
+            return
         try:
-            self.buffer.add(trajectory)
+            self.buffer.add(trajectory, trajectory_digest(trajectory))
         except TrajectoryRefused as error:
             self.diagnostics.reject(error.reason, str(error))
             return
         self.diagnostics.count("trajectories")
+        self._complete_ready()
+
+    def on_accepted(self, msg: AcceptedTrajectories) -> None:
+        where = f"the trainer's acceptance of iteration {msg.iteration}"
+        refusal = run_ids.foreign(msg.run_id, self.run_id, where)
+        if refusal is not None:
+            self.diagnostics.reject("run_id", refusal)
+            return
+        kinds = list(msg.kinds)
+        if not len(kinds) == len(msg.slots) == len(msg.digests) or any(k not in trajectories.KIND_NAMES for k in kinds):
+            self.diagnostics.reject("acceptance", f"{where}: {len(kinds)} kinds, {len(msg.slots)} slots, "
+                                                  f"{len(msg.digests)} digests")
+            return
+        if int(msg.iteration) < self.buffer.next_iteration:  # the trainer's history replayed to a late match
+            self.diagnostics.count("acceptance_already_scored")
+            return
+        try:
+            self.buffer.accept(int(msg.iteration), [(trajectories.KIND_NAMES[k], int(slot), str(digest))
+                                                    for k, slot, digest in zip(kinds, msg.slots, msg.digests)])
+        except TrajectoryRefused as error:
+            self.diagnostics.reject(error.reason, str(error))
+            return
+        self._complete_ready()
+
+    def _complete_ready(self) -> None:
         while (complete := self.buffer.pop_complete()) is not None:
             self._complete(complete)
         self._show_progress()

@@ -8,6 +8,7 @@ PROPOSE_SERVICE = "adr/propose_parameters"
 PARTICLE_REWARDS = "adr/particle_rewards"
 SAMPLER_STATE = "adr/sampler_state"
 TRAJECTORIES = "adr/trajectories"
+ACCEPTED_TRAJECTORIES = "adr/accepted_trajectories"  # the trainer's acceptance: what the discriminator scores
 POLICY_WEIGHTS = "adr/policy_weights"
 SAMPLER_SAVE_CHECKPOINT = "adr/save_checkpoint"
 DISCRIMINATOR_SAVE_CHECKPOINT = "adr/discriminator/save_checkpoint"

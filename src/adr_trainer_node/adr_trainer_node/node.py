@@ -31,14 +31,14 @@ from adr_core.agents import make_agent
 from adr_core.evaluation.early_stop import EarlyStop
 from adr_core.iteration import DISCRIMINATOR_COLUMNS, SAMPLER_COLUMNS, IterationResult, update_agent
 from adr_core.probe.policies import load_frozen_policy
-from adr_core.rollout import Trajectory
+from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.samplers.svpg import REWARD_LIMIT
 from adr_core.training.checkpoint import CheckpointError, CheckpointSchedule
 from adr_core.training.config import ConfigError
 from adr_core.training.run_log import RunLog
 from adr_core.training.seeding import component_seed
 from adr_core.training.trainer import METRIC_COLUMNS, early_stop, periodic_evaluation, resolve_device
-from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights, SamplerState
+from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewards, PolicyWeights, SamplerState
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
 from adr_ros import policy_weights, qos, run_ids, topics
@@ -120,6 +120,8 @@ class TrainerNode(Node):
         self.references: dict[int, list[Trajectory]] = {}  # ADR: the reference trajectories, for metrics.csv
         self.sampler_metrics: dict[int, dict[str, float]] = {}
         self.weights_pub = self.create_publisher(PolicyWeights, topics.POLICY_WEIGHTS, qos.LATCHED)
+        self.accepted_pub = self.create_publisher(AcceptedTrajectories, topics.ACCEPTED_TRAJECTORIES,
+                                                  qos.RELIABLE_HISTORY)
         self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM,
                                  callback_group=group)
         self.rewards_sub = self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards,
@@ -411,10 +413,21 @@ class TrainerNode(Node):
         if self.inbox.missing(k, self.slots, "reference"):
             learns = " and from the agent's replay (learn_from_reference)" if self.config.learn_from_reference else ""
             self.get_logger().warning(f"iteration {k}: reference trajectories missing from metrics.csv{learns}")
-            return self.inbox.take(k, self.slots)
+            randomized = self.inbox.take(k, self.slots)
+            self.publish_acceptance(k, randomized)  # the discriminator fills the reference slots from its own
+            return randomized
         taken = self.inbox.take_kinds(k, self.slots, ("randomized", "reference"))
         self.references[k] = taken["reference"]
+        self.publish_acceptance(k, [*taken["randomized"], *taken["reference"]])
         return taken["randomized"]
+
+    def publish_acceptance(self, k: int, accepted: list[Trajectory]) -> None:
+        """Which trajectory counts for each slot of iteration k, by digest: the discriminator scores exactly these
+        (one acceptance rule for the graph: what the trainer refused, no node keeps)."""
+        msg = AcceptedTrajectories(run_id=self.run_id, iteration=k, kinds=[KIND_CODES[t.kind] for t in accepted],
+                                   slots=[t.slot for t in accepted], digests=[trajectory_digest(t) for t in accepted])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.accepted_pub.publish(msg)
 
     def publish_weights(self) -> None:
         msg = policy_weights.to_msg(self.agent.actor_state_dict(), version=self.agent.policy_version,
