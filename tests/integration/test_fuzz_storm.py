@@ -10,7 +10,12 @@ run's id (so the checks behind the run id are stormed too), the others another r
 real trajectory, reward, sampler state and policy-weights message straight back under another run's id: well formed
 and in order, as a second run on the same domain would send them. Apart from those, it sends nothing that is well
 formed *and* in order (e.g. rewards for exactly the iteration the sampler waits for, with one finite reward per slot,
-under this run's id): telling such a forgery from the real message needs authentication (SROS2), not validation."""
+under this run's id): telling such a forgery from the real message needs authentication (SROS2), not validation.
+A forger (issue 30) sends what the graph's rules can tell apart although it is well formed, under the run's own id
+and aimed at what is awaited now: on every real proposal, rollouts for that very slot made before the real one
+(policy version 2^62, a setting never dispatched, rewards of 1e6 per step); on every real iteration's rewards, a
+copy whose statistics claim the trainer's columns and rewards of -1e300 for the iteration the sampler awaits next;
+and a second propose client asking for "whichever iteration is current"."""
 from __future__ import annotations
 
 import re
@@ -26,10 +31,12 @@ from rclpy.action import ActionClient
 from rclpy_probe import InSpinThread, probe_node
 from ros_processes import executable
 
+from adr_core.rollout import Trajectory as CoreTrajectory
 from adr_interfaces.action import RollOut
 from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights, SampleHistogram, SamplerState, Trajectory
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
-from adr_ros import qos, topics
+from adr_ros import qos, topics, trajectories
+from adr_ros.arrays import from_field, to_field
 
 BUDGET = 1000
 RUN_ID = "storm-run"  # the graph's run id (run_id:=): most junk carries it, the replayer another
@@ -181,6 +188,55 @@ def replayer(node, sent: dict[str, int]) -> None:  # noqa: ANN001
         node.create_subscription(kind, topic, lambda msg, n=name, p=publisher: replay(n, p, msg), profile)
 
 
+def forger(node, sent: dict[str, int]) -> None:  # noqa: ANN001
+    """Well-formed forgeries under the run's own id that the graph's rules refuse (module docstring)."""
+    rng = np.random.default_rng(30)
+    trajectory_pub = node.create_publisher(Trajectory, topics.TRAJECTORIES, qos.RELIABLE_STREAM)
+    rewards_pub = node.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
+    propose = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+
+    def count(name: str) -> None:
+        sent["forged_" + name] = sent.get("forged_" + name, 0) + 1
+
+    def on_proposal(proposal: ParameterSet) -> None:
+        if proposal.run_id != RUN_ID:
+            return
+        values = from_field(proposal.values, np.float64)
+        for variant in ("version", "setting", "reward"):
+            length = 5
+            rewards = np.full(length, 1e6 if variant == "reward" else -1.0, np.float32)
+            forged = CoreTrajectory(
+                obs=rng.normal(size=(length, 8)).astype(np.float32), actions=rng.uniform(-1, 1, (length, 2)).astype(
+                    np.float32), next_obs=rng.normal(size=(length, 8)).astype(np.float32), rewards=rewards,
+                terminated=np.arange(length) == length - 1,
+                params=values + (0.5 if variant == "setting" else 0.0),
+                params_normalized=from_field(proposal.normalized, np.float64), kind="randomized",
+                iteration=int(proposal.iteration), slot=int(proposal.slot),
+                policy_version=2**62 if variant == "version" else 0, episode_return=float(rewards.sum()),
+                length=length)
+            trajectory_pub.publish(trajectories.to_msg(forged, env_id=proposal.env_id, names=list(proposal.names),
+                                                       instance_id="forger", run_id=RUN_ID))
+            count("trajectories")
+        if propose.service_is_ready():
+            propose.call_async(ProposeParameters.Request(run_id=RUN_ID, count=0, iteration=-1))
+            count("propose")
+
+    def on_rewards(real: ParticleRewards) -> None:
+        if real.run_id != RUN_ID or "discriminator_loss" not in real.metric_names:
+            return  # not the discriminator's (a forgery, this one's included: no feedback loop)
+        n = len(real.slots)
+        rewards_pub.publish(ParticleRewards(run_id=RUN_ID, iteration=real.iteration, slots=real.slots,
+                                            rewards=real.rewards, metric_names=["return_mean", "iteration",
+                                                                                "critic_loss"],
+                                            metric_values=to_field(np.array([12345.0, 777.0, 5e10]), np.float64)))
+        rewards_pub.publish(ParticleRewards(run_id=RUN_ID, iteration=real.iteration + 1, slots=real.slots,
+                                            rewards=to_field(np.full(n, -1e300), np.float64)))
+        count("rewards")
+
+    node.create_subscription(ParameterSet, topics.PROPOSALS, on_proposal, qos.RELIABLE_STREAM)
+    node.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, on_rewards, qos.RELIABLE_STREAM)
+
+
 def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], ros_domain_id: int,
                                                        tmp_path: Path) -> None:
     reference = tmp_path / "in_process"
@@ -191,6 +247,7 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
     stop, sent = threading.Event(), {}
     with probe_node("hostile_client", ros_domain_id) as node:
         replayer(node, sent)
+        forger(node, sent)
         graph = start_graph(run_dir, ros_env, BUDGET, "instances:=2", "viewer:=true", "viewer_port:=0",
                             f"run_id:={RUN_ID}")
         seen: list[str] = []
@@ -206,7 +263,8 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
     monitor.terminate()
     _, monitor_errors = monitor.communicate(timeout=30)
     assert graph.returncode == 0, output
-    assert sum(sent.values()) > 300 and len(sent) == 9 + len(REPLAYED), sent
+    assert sum(sent.values()) > 300 and len(sent) == 9 + len(REPLAYED) + 3, sent
+    assert sent["forged_trajectories"] >= 3 * 8 and sent["forged_rewards"] >= 2, sent
     assert metric_rows(run_dir) == metric_rows(reference)  # nothing got in, nothing was displaced
     assert sample_rows(run_dir) == sample_rows(reference)
     assert "Traceback" not in output, output
