@@ -24,6 +24,7 @@ def test_forged_metric_names_are_refused_and_the_real_ones_accepted() -> None:
     assert forged is not None and "not this producer's columns" in forged
     assert refusal(["svpg_value_loss"], [1.0], DISCRIMINATOR_COLUMNS) is not None  # another producer's column
     assert refusal(["d_reference", "d_reference"], [0.1, 0.2], DISCRIMINATOR_COLUMNS) is not None  # repeated
+    assert "statistics are within" in refusal(["svpg_value_loss"], [5e10], SAMPLER_COLUMNS)  # issue 30: bounds
     many = [f"m{i}" for i in range(300_000)]
     assert refusal(many, [0.0] * len(many), DISCRIMINATOR_COLUMNS) is not None  # refused, nothing kept
 

@@ -6,7 +6,8 @@ are the crash and landing terms (+-100) plus a shaping difference of tens, so 10
 distance in metres minus a small control cost (a few units at most), so 100. A run can set its own bound
 (``reward_bound_per_step``). Observations must be within +-``OBSERVATION_LIMIT`` (no env of this project comes
 near it; NaN and inf are refused earlier, as malformed). Particle rewards have their own bound
-(``adr_core.samplers.svpg.REWARD_LIMIT``: a discriminator reward is a log-probability).
+(``adr_core.samplers.svpg.REWARD_LIMIT``: a discriminator reward is a log-probability), and a statistic another
+node reports for metrics.csv (a loss, a step count) must be within +-``STATISTIC_LIMIT``.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ REWARD_PER_STEP = {"adr/LunarLander-v0": 1000.0, "adr/Pusher3DOF-v0": 100.0, "ad
                    "adr/ErgoPusher-v0": 100.0}
 DEFAULT_REWARD_PER_STEP = 1e4  # an env this table does not know
 OBSERVATION_LIMIT = 1e6
+STATISTIC_LIMIT = 1e9  # a producer's statistic (a loss, a count, a mean reward) of one iteration, in size
 
 
 def reward_bound(env_id: str, configured: float | None = None) -> float:

@@ -209,6 +209,8 @@ class TrainerNode(Node):
             return f"iteration {iteration} is ahead of the one in progress ({self.iteration})"
         if len(names) != values.size or not np.all(np.isfinite(values)):
             return f"{len(names)} metric names for {values.size} values, or non-finite values"
+        if values.size and np.abs(values).max() > plausibility.STATISTIC_LIMIT:
+            return f"a value of {np.abs(values).max():.3g} (statistics are within +-{plausibility.STATISTIC_LIMIT:g})"
         foreign = sorted(set(names) - set(columns)) if len(names) <= len(columns) else names[:3]
         if foreign or len(set(names)) != len(names):
             return f"metric names {foreign[:3]} are not this producer's columns ({', '.join(columns)}), or repeat"
