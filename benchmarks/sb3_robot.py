@@ -1,7 +1,9 @@
-"""stable-baselines3 SAC on a robot env of this project, uniformly randomized through ``ADRWrapper``: one
-time-to-solve run (benchmarks/time_to_land.py runs it beside this project's preset).
+"""stable-baselines3 SAC on an env of this project, randomized through ``ADRWrapper`` by uniform DR or by this
+project's ADR: one time-to-solve run (benchmarks/time_to_land.py runs it beside this project's preset).
 
     python benchmarks/sb3_robot.py --env adr/ErgoReacher-v0 --hyper defaults --seed 0 --json run.json
+    python benchmarks/sb3_robot.py --env adr/LunarLander-v0 --hyper fast_lander --sampler adr --seed 400 \
+        --max-minutes 12 --sweep-episodes 20 --json adr_s400.json     # ADR for any learner (issue 29), vs --sampler udr
 
 ``--hyper``:
   defaults      SB3 SAC as shipped (2.9.2): net [256, 256], lr 3e-4, batch 256, buffer 1e6, learning_starts 100,
@@ -12,8 +14,14 @@ time-to-solve run (benchmarks/time_to_land.py runs it beside this project's pres
                 use_sde with log_std_init -3, n_timesteps 3e5
   zoo_mujoco    RL-zoo's MuJoCo defaults (the entry HalfCheetah/Ant/Hopper share; the zoo has no Pusher entry):
                 SB3 defaults with learning_starts 10000, n_timesteps 1e6
-The env is ``adr_core.envs.make_env(--env)`` wrapped in ``ADRWrapper`` around an ``ADRLoop`` with the ``udr``
-sampler (uniform over the training range, new settings every episode) and ``ADRCallback`` (docs/adr_any_learner.md).
+  fast_lander   the sizes of this project's lunar_lander_adr_fast agent in SB3's SAC: net [64, 64], lr 7.3e-4
+                decaying linearly to 0, batch 256, tau 0.01, buffer 300000, learning_starts 5000, one gradient step
+                per two env steps (train_freq 2), ent_coef auto, n_timesteps 340000 (SB3 has no 3-step returns)
+The env is ``adr_core.envs.make_env(--env)`` wrapped in ``ADRWrapper`` around an ``ADRLoop`` with ``--sampler``
+(``udr``: uniform over the training range, new settings every episode; ``adr``: the paper's SVPG + discriminator,
+the learner's current policy rolled out in the reference env for the discriminator) and ``ADRCallback``
+(docs/adr_any_learner.md). ``--sweep-episodes N``: at the end the final policy also plays N episodes at 13 points
+of each randomized dimension (others at the reference), like adr-report's generalization sweep.
 Every ``--eval-every`` env steps the clock stops and the deterministic policy plays ``--eval-episodes`` reference
 episodes (the same initial states as this project's runs: benchmarks/landing.py); the run ends at n_timesteps or
 after ``--max-minutes`` of training time; then ``--final-episodes`` episodes of the final policy.
@@ -40,7 +48,30 @@ HYPER = {
         train_freq=8, gradient_steps=8, learning_starts=10_000, use_sde=True,
         policy_kwargs=dict(log_std_init=-3, net_arch=[400, 300]))},
     "zoo_mujoco": {"n_timesteps": 1_000_000, "kwargs": dict(learning_starts=10_000)},
+    "fast_lander": {"n_timesteps": 340_000, "kwargs": dict(
+        learning_rate=lambda progress: 7.3e-4 * progress, batch_size=256, tau=0.01, buffer_size=300_000,
+        learning_starts=5_000, train_freq=2, gradient_steps=1, ent_coef="auto", policy_kwargs=dict(net_arch=[64, 64]))},
 }
+
+
+def sweep_callable(policy, env, points: int, episodes: int, seed: int) -> list[dict]:  # noqa: ANN001
+    """Deterministic episodes at ``points`` values of each dimension of the env's training range (others at the
+    reference): solved share and mean return per point."""
+    from adr_core.rollout import rollout
+
+    space = env.unwrapped.randomization_space
+    rows = []
+    for dim, name in enumerate(space.names):
+        for i, unit in enumerate(np.linspace(0.0, 1.0, points)):
+            normalized = np.array(space.reference_normalized(), dtype=np.float64)
+            normalized[dim] = unit
+            params = np.asarray(space.from_normalized(normalized[None]), dtype=np.float64).reshape(-1)
+            runs = [rollout(env, policy, params=params, params_normalized=normalized, kind="reference",
+                            iteration=10**6 + i, slot=episode, run_seed=seed) for episode in range(episodes)]
+            rows.append({"dimension": name, "value": float(params[dim]),
+                         "return_mean": float(np.mean([t.episode_return for t in runs])),
+                         "solved": float(np.mean([t.solved for t in runs]))})
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="adr/ErgoReacher-v0")
     parser.add_argument("--hyper", choices=sorted(HYPER), default="defaults")
+    parser.add_argument("--sampler", choices=("udr", "adr"), default="udr")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sweep-episodes", type=int, default=0, help="episodes per sweep point at the end [0: none]")
     parser.add_argument("--eval-every", type=int, default=10_000)
     parser.add_argument("--eval-episodes", type=int, default=10)
     parser.add_argument("--final-episodes", type=int, default=50)
@@ -65,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
 
-    loop = ADRLoop.from_config(TrainConfig(env_id=args.env, sampler="udr", seed=args.seed))
+    loop = ADRLoop.from_config(TrainConfig(env_id=args.env, sampler=args.sampler, seed=args.seed))
     train_env, eval_env = ADRWrapper(make_env(args.env), loop), make_env(args.env)
     model = SAC("MlpPolicy", train_env, seed=args.seed, device="cpu", verbose=0, **HYPER[args.hyper]["kwargs"])
     curve: list[dict] = []
@@ -89,14 +122,16 @@ def main(argv: list[str] | None = None) -> int:
                 clock["eval"] += seconds
                 curve.append({"agent_steps": self.num_timesteps, "train_s": train_s, "evaluation_s": seconds,
                               "return_mean": score["return_mean"], "solved": score["solved_fraction"]})
-                print(f"sb3 sac {args.hyper} s{args.seed}: {curve[-1]}", flush=True)
+                print(f"sb3 sac {args.hyper} {args.sampler} s{args.seed}: {curve[-1]}", flush=True)
             return train_s < 60.0 * args.max_minutes
 
     n_timesteps = HYPER[args.hyper]["n_timesteps"]
     model.learn(total_timesteps=n_timesteps, callback=CallbackList([ADRCallback(loop), EveryNSteps()]))
     train_s = time.perf_counter() - clock["start"] - clock["eval"]
     final = evaluate_callable(policy, args.final_episodes, FINAL_SEED, eval_env)
-    result = {"name": f"sb3_sac_{args.hyper}", "env_id": args.env, "seed": args.seed,
+    sweep = sweep_callable(policy, eval_env, 13, args.sweep_episodes, FINAL_SEED) if args.sweep_episodes else []
+    result = {"name": f"sb3_sac_{args.hyper}" + ("_adr" if args.sampler == "adr" else ""), "env_id": args.env,
+              "sampler": args.sampler, "seed": args.seed, "sweep": sweep,
               "agent_steps": int(model.num_timesteps), "train_s": train_s, "evaluation_s": clock["eval"],
               "threads": args.threads, "stopped": "budget" if model.num_timesteps >= n_timesteps else "time cap",
               "curve": curve, "landed": first_landing(curve, args.env), "final_return_mean": final["return_mean"],
