@@ -3,6 +3,7 @@ never advances an iteration twice (issue 18); other iterations are refused with 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,16 +23,22 @@ def sampler_command(run_dir: Path, *parameters: str) -> list[str]:
             "-p", f"run_dir:={run_dir}", *(arg for p in parameters for arg in ("-p", p))]
 
 
+def propose_caller(node) -> Callable[[int], ProposeParameters.Response]:  # noqa: ANN001
+    """``ask(iteration)``: one propose call of this run (empty run id), once the sampler serves."""
+    client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+    wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
+
+    def ask(iteration: int) -> ProposeParameters.Response:
+        request = ProposeParameters.Request(count=0, iteration=iteration)
+        return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
+    return ask
+
+
 def test_asking_again_returns_the_same_settings(ros_domain_id: int, tmp_path: Path) -> None:
     command = sampler_command(tmp_path / "run")
     with probe_node("sampler_test_probe", ros_domain_id) as node, \
             running(command, isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
-        client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
-        wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
-
-        def ask(iteration: int) -> ProposeParameters.Response:
-            request = ProposeParameters.Request(count=0, iteration=iteration)
-            return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
+        ask = propose_caller(node)
 
         first = ask(0)
         assert first.success and [p.iteration for p in first.proposals] == [0, 0], first.message
@@ -56,12 +63,7 @@ def test_a_sampler_that_awaits_no_rewards_advances_only_in_turn(ros_domain_id: i
                "-p", "overrides:='{sampler: udr, torch_threads: 1}'", "-p", f"run_dir:={tmp_path / 'run'}"]
     with probe_node("sampler_turn_probe", ros_domain_id) as node, \
             running(command, isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
-        client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
-        wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
-
-        def ask(iteration: int) -> ProposeParameters.Response:
-            request = ProposeParameters.Request(count=0, iteration=iteration)
-            return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
+        ask = propose_caller(node)
 
         def values(response: ProposeParameters.Response) -> list[list[float]]:
             return [list(p.values) for p in response.proposals]
@@ -84,12 +86,7 @@ def test_rewards_published_before_the_match_still_reach_the_sampler(ros_domain_i
     completes the iteration instead of waiting for rewards that never come (a fresh-clone CI run failed so)."""
     with probe_node("sampler_rewards_probe", ros_domain_id) as node, \
             running(sampler_command(tmp_path / "run"), isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
-        client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
-        wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
-
-        def ask(iteration: int) -> ProposeParameters.Response:
-            request = ProposeParameters.Request(count=0, iteration=iteration)
-            return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
+        ask = propose_caller(node)
 
         assert ask(0).success
         with probe_node("discriminator_stand_in", ros_domain_id) as late:  # a new participant: discovery to come
