@@ -5,6 +5,8 @@ SHELL := /bin/bash
 ENV := source scripts/env.sh
 # Extra arguments, e.g. make train ARGS="--budget 50000"   make test ARGS="-k svpg"
 ARGS ?=
+# make test runs the suite on this many pytest-xdist workers, a test file per worker at a time (0: in one process)
+TEST_WORKERS ?= 2
 
 .PHONY: setup train test lint test-core test-integration clean help bench-setup bench deploy-setup check-pip
 
@@ -26,7 +28,7 @@ train: setup
 	@$(ENV) && bash scripts/train.sh $(ARGS)
 
 test: setup
-	@$(ENV) && python -m pytest --durations=25 $(ARGS)
+	@$(ENV) && python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25 $(ARGS)
 
 lint: setup
 	@$(ENV) && ruff check . && mypy
