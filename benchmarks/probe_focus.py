@@ -27,10 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.envs import env_record
+
+# the frozen policies whose failure region is known: each env record's probe controller
 ENVS = {
-    "lunar": {"config": "lunar_lander_adr", "policy": "adr_core.probe.controllers:lunar_lander_heuristic",
+    "lunar": {"config": "lunar_lander_adr", "policy": env_record("adr/LunarLander-v0").probe_controller,
               "iterations": 200},
-    "ergo": {"config": "ergo_reacher_adr", "policy": "adr_core.probe.controllers:ergo_reacher_controller",
+    "ergo": {"config": "ergo_reacher_adr", "policy": env_record("adr/ErgoReacher-v0").probe_controller,
              "iterations": 200},
 }
 # one change each, from the paper's configuration (docs/algorithm.md "Where the sampler looks")

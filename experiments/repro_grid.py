@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from adr_core.samplers import METHOD_SAMPLERS
+
 DONE_FILE = "DONE.json"
 LOG_FILE = "train.log"
 ATTEMPTS_FILE = "attempts.jsonl"  # one line per trainer process the harness started: state, exit code, wall time
-METHOD_SAMPLERS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed"}
 Backend = Literal["adr-train", "graph"]
 State = Literal["done", "resume", "new"]
 

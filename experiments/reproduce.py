@@ -33,7 +33,7 @@ from pathlib import Path
 
 from experiments import repro_grid as rg
 
-DEFAULT_METHODS = ["adr", "udr", "baseline", "oracle"]
+DEFAULT_METHODS = list(rg.METHOD_SAMPLERS)  # adr, udr, baseline, oracle (adr_core.samplers)
 GRID_STAMP = "grid.json"
 
 

@@ -22,7 +22,7 @@ def test_graph_arguments_are_validated() -> None:
         graph.nodes({"zz": "1", "budget_typo": "1"})
     with pytest.raises(ValueError, match="seed:=abc is not an integer"):
         graph.nodes({"seed": "abc"})
-    with pytest.raises(ValueError, match="env:=adr/Nope-v0 is not one of"):
+    with pytest.raises(ValueError, match="^train_sim: env_id: unknown env id 'adr/Nope-v0'; known: "):
         graph.nodes({"env": "adr/Nope-v0"})
     with pytest.raises(ValueError, match="no graph named 'nope'"):
         graph_for_launch_file("nope.launch.py")
@@ -88,6 +88,25 @@ def test_a_packaged_config_sets_env_and_sampler_of_the_graph(name: str) -> None:
     config.svpg.num_particles = config.num_particles  # resolved once for every node (null: the paper's N)
     assert spec["config"] == config.to_dict()  # every other key of the YAML too
     assert "env_id" not in printed.stdout.split("overrides:='", 1)[1].split("'", 1)[0]
+
+
+def test_the_config_seed_and_device_hold_unless_given(tmp_path: Path) -> None:
+    """seed:= and device:= default to the config's own values (they used to replace them with 0 and cpu)."""
+    config = tmp_path / "seeded.yaml"
+    config.write_text("env_id: adr/LunarLander-v0\nseed: 9\ndevice: auto\n")
+    kept = _trainer_spec(_printed_run_spec(f"config:={config}", "run_id:=seed-test").stdout)["config"]
+    assert (kept["seed"], kept["device"]) == (9, "auto")
+    given = _trainer_spec(_printed_run_spec(f"config:={config}", "seed:=3", "device:=cpu", "run_id:=seed-test").stdout)
+    assert (given["config"]["seed"], given["config"]["device"]) == (3, "cpu")
+    bare = _trainer_spec(_printed_run_spec("run_id:=seed-test").stdout)["config"]
+    assert (bare["seed"], bare["device"]) == (0, "cpu")
+
+
+def test_the_launch_methods_are_the_core_methods() -> None:
+    from adr.graph import METHODS
+    from adr_core.samplers import METHOD_SAMPLERS
+
+    assert METHODS == METHOD_SAMPLERS
 
 
 def test_method_replaces_the_config_sampler_and_env_must_agree_with_it() -> None:

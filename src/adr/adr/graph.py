@@ -115,7 +115,9 @@ def exit_status(returncode: int) -> int:
 TRAINER_SHUTDOWN_S = 300.0
 SERVED_EXIT_GRACE_S = 10.0  # a helper still running this long after the trainer it served has exited is killed
 
-METHODS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed"}  # launch name -> core sampler
+# launch name -> core sampler kind (adr_core.samplers.METHOD_SAMPLERS, which a test keeps equal: this module imports
+# no adr_core at load time, so that a launch file's argument check stays fast)
+METHODS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed"}
 
 DDS_INTERFACES = Argument(
     "dds_interfaces", dds_interfaces.DEFAULT, "network interfaces the nodes' DDS (Fast DDS) listens on: loopback "
@@ -126,9 +128,9 @@ TRAIN_SIM_ARGUMENTS = (
     Argument(
         "env",
         "",
-        "randomized environment id (empty: the config's env_id; adr/LunarLander-v0 without config:=); with "
-        "config:= it must name the config's own env",
-        ("adr/LunarLander-v0", "adr/Pusher3DOF-v0", "adr/ErgoReacher-v0", "adr/ErgoPusher-v0"),
+        "randomized environment id (empty: the config's env_id; adr/LunarLander-v0 without config:=): a registered "
+        "one (adr/LunarLander-v0, adr/Pusher3DOF-v0, adr/ErgoReacher-v0, adr/ErgoPusher-v0, or one the config's "
+        "env_modules register); with config:= it must name the config's own env",
     ),
     Argument(
         "method",
@@ -146,7 +148,8 @@ TRAIN_SIM_ARGUMENTS = (
              "0..instances-1)"),
     Argument("run_id", "", "id carried in every message of the run; nodes refuse other runs' messages (empty: a new "
              "random id at every launch, logged by the trainer; role:=sims needs the head's)"),
-    Argument("seed", "0", "seed of every random generator of the run", kind=int, bounds=(0, 2**31 - 1)),
+    Argument("seed", "", "seed of every random generator of the run (empty: the config's seed; 0 without config:=)",
+             kind=int, bounds=(0, 2**31 - 1)),
     Argument("budget", "", "agent steps to train for (empty: the config's total_agent_steps, paper 1M)", kind=int,
              bounds=(1, 10**10)),
     Argument(
@@ -168,7 +171,8 @@ TRAIN_SIM_ARGUMENTS = (
     Argument("config", "", "experiment YAML path or packaged name (see adr-train --list); empty: paper defaults"),
     Argument("overrides", "{}", "extra config keys as a YAML mapping, e.g. {agent.batch_size: 256}"),
     Argument("resume", "false", "continue the run in run_dir from its latest checkpoint", ("true", "false")),
-    Argument("device", "cpu", "torch device of the learner and discriminator", ("cpu", "cuda", "auto")),
+    Argument("device", "", "torch device of the learner and discriminator (empty: the config's device; cpu without "
+             "config:=)", ("cpu", "cuda", "auto")),
     Argument("rollout_timeout", "120", "seconds before an unfinished rollout is given to another instance", kind=float,
              bounds=(1, 3600)),
     Argument(
@@ -217,7 +221,12 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
         explicit["env_id"] = args["env"]
     if args["method"]:
         explicit["sampler"] = METHODS[args["method"]]
-    overrides = {**explicit, "seed": int(args["seed"]), "device": args["device"], **overrides}
+    # seed:= and device:= override the config only when given (without config:=, the graph's defaults: 0 and cpu)
+    if args["seed"] or not config_file:
+        explicit["seed"] = int(args["seed"] or 0)
+    if args["device"] or not config_file:
+        explicit["device"] = args["device"] or "cpu"
+    overrides = {**explicit, **overrides}
     if args["budget"]:
         overrides["total_agent_steps"] = int(args["budget"])
 
@@ -225,10 +234,13 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
         raise ValueError("role:=sims needs run_id:= the head's run id (its trainer logs it at start; or choose one and "
                          "give the head the same)")
     run_id = check_run_id(args["run_id"]) if args["run_id"] else new_run_id()
-    resolved = config.with_overrides(overrides)
+    try:
+        resolved = config.with_overrides(overrides)
+    except ValueError as error:  # e.g. env:= names no registered env
+        raise ValueError(f"train_sim: {error}") from None
     spec = replace(RunSpec.resolve(resolved), run_id=run_id)  # once, for every node
     env_name = resolved.env_id.split("/")[-1].split("-")[0].lower()
-    run_dir = args["run_dir"] or f"runs/{env_name}_{method_name(resolved.sampler)}_seed{args['seed']}"
+    run_dir = args["run_dir"] or f"runs/{env_name}_{method_name(resolved.sampler)}_seed{resolved.seed}"
     from adr_core.cli_types import writable_dir
 
     writable_dir(Path(run_dir), "train_sim: run_dir:=")

@@ -47,12 +47,12 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
 def check_in_space(proposal: parameter_sets.Proposal) -> None:
     """A proposal of a known env whose values lie in its space's accepted bounds and agree with the normalized ones
     (ValueError otherwise). A run with a space of its own (other dimension names) is checked for finiteness only."""
-    from adr_core.envs import ENV_IDS
+    from adr_core.envs import env_ids
     from adr_core.randomization import RandomizationError, space_of
 
-    if proposal.env_id not in ENV_IDS:
+    if proposal.env_id not in env_ids():
         raise ValueError(f"env id {proposal.env_id[:60]!r}{'...' if len(proposal.env_id) > 60 else ''} is not one of "
-                         f"{list(ENV_IDS)}")
+                         f"{list(env_ids())}")
     space = space_of(proposal.env_id)
     if tuple(proposal.names) != tuple(space.names):
         return

@@ -1,9 +1,10 @@
 """Plausibility bounds on in-band values received over the wire (issue 30): a well-formed message whose numbers no
 simulator of the run could produce is refused before it reaches the replay buffer, the discriminator or a checkpoint.
 
-Per step, a trajectory's reward must be within +-``reward_bound(env_id)``: LunarLander's largest per-step rewards
-are the crash and landing terms (+-100) plus a shaping difference of tens, so 1000; the robot envs reward minus a
-distance in metres minus a small control cost (a few units at most), so 100. A run can set its own bound
+Per step, a trajectory's reward must be within +-``reward_bound(env_id)``, the env record's
+``reward_bound_per_step``: LunarLander's largest per-step rewards are the crash and landing terms (+-100) plus a
+shaping difference of tens, so 1000; the robot envs reward minus a distance in metres minus a small control cost (a
+few units at most), so 100. A run can set its own bound
 (``reward_bound_per_step``). Observations must be within +-``OBSERVATION_LIMIT`` (no env of this project comes
 near it; NaN and inf are refused earlier, as malformed). Particle rewards have their own bound
 (``adr_core.samplers.svpg.REWARD_LIMIT``: a discriminator reward is a log-probability), and a statistic another
@@ -15,9 +16,7 @@ import numpy as np
 
 from .rollout import Trajectory
 
-REWARD_PER_STEP = {"adr/LunarLander-v0": 1000.0, "adr/Pusher3DOF-v0": 100.0, "adr/ErgoReacher-v0": 100.0,
-                   "adr/ErgoPusher-v0": 100.0}
-DEFAULT_REWARD_PER_STEP = 1e4  # an env this table does not know
+DEFAULT_REWARD_PER_STEP = 1e4  # an env without a record
 OBSERVATION_LIMIT = 1e6
 STATISTIC_LIMIT = 1e9  # a producer's statistic (a loss, a count, a mean reward) of one iteration, in size
 
@@ -26,7 +25,12 @@ def reward_bound(env_id: str, configured: float | None = None) -> float:
     """The run's bound on |reward| per step: ``configured`` if set, else the env's."""
     if configured is not None:
         return float(configured)
-    return REWARD_PER_STEP.get(env_id, DEFAULT_REWARD_PER_STEP)
+    from .envs.registry import env_record
+
+    try:
+        return env_record(env_id).reward_bound_per_step
+    except ValueError:  # an env without a record
+        return DEFAULT_REWARD_PER_STEP
 
 
 def implausible(trajectory: Trajectory, bound: float) -> str | None:

@@ -1,7 +1,8 @@
 """The four randomized envs of the ADR paper, registered with gymnasium as ``adr/<Name>-v0`` on import.
 
 Every env's ``unwrapped`` has ``randomization_space``, ``set_parameters``, ``parameters`` and
-``is_solved``; see docs/environments.md.
+``is_solved``; see docs/environments.md. What the stack knows of each env is its ``EnvRecord`` (registry.py);
+another env registers its own with ``register_env``.
 """
 from __future__ import annotations
 
@@ -9,35 +10,46 @@ from typing import Any
 
 import gymnasium
 
-from ..randomization import RandomizationError
+from .registry import (
+    EnvRecord,
+    SolvedCriterion,
+    entry_modules,
+    env_ids,
+    env_record,
+    import_env_modules,
+    register_env,
+)
 
-_SPECS: dict[str, dict[str, Any]] = {
-    "adr/LunarLander-v0": dict(
-        entry_point="adr_core.envs.lunar_lander:RandomizedLunarLander", max_episode_steps=1000, reward_threshold=200.0
-    ),
-    "adr/Pusher3DOF-v0": dict(entry_point="adr_core.envs.pusher3dof:Pusher3DOFEnv", max_episode_steps=100),
-    "adr/ErgoReacher-v0": dict(entry_point="adr_core.envs.ergo_reacher:ErgoReacherEnv", max_episode_steps=100),
-    "adr/ErgoPusher-v0": dict(entry_point="adr_core.envs.ergo_pusher:ErgoPusherEnv", max_episode_steps=100),
-}
+_ERGO_SOLVED = SolvedCriterion("final_distance", 0.025, False)  # m, tip (or puck) to goal at the end of an episode
 
-ENV_IDS: tuple[str, ...] = tuple(_SPECS)
+# The paper's envs. Particles: appendix "Experiment Details" (N = 10 for LunarLander, 15 for the others). Reward
+# bounds per step (adr_core.plausibility): LunarLander's crash/landing terms (+-100) plus shaping, so 1000; the robot
+# envs reward minus a distance in metres minus a small control cost, so 100.
+PAPER_ENVS: tuple[EnvRecord, ...] = (
+    EnvRecord("adr/LunarLander-v0", "adr_core.envs.lunar_lander:RandomizedLunarLander", 1000,
+              SolvedCriterion("return", 200.0, True), paper_particles=10, reward_bound_per_step=1000.0,
+              reward_threshold=200.0, probe_controller="adr_core.probe.controllers:lunar_lander_heuristic"),
+    EnvRecord("adr/Pusher3DOF-v0", "adr_core.envs.pusher3dof:Pusher3DOFEnv", 100,
+              SolvedCriterion("final_distance", 0.25, False), paper_particles=15, reward_bound_per_step=100.0),
+    EnvRecord("adr/ErgoReacher-v0", "adr_core.envs.ergo_reacher:ErgoReacherEnv", 100, _ERGO_SOLVED,
+              paper_particles=15, reward_bound_per_step=100.0,
+              probe_controller="adr_core.probe.controllers:ergo_reacher_controller"),
+    EnvRecord("adr/ErgoPusher-v0", "adr_core.envs.ergo_pusher:ErgoPusherEnv", 100, _ERGO_SOLVED,
+              paper_particles=15, reward_bound_per_step=100.0),
+)
+for _record in PAPER_ENVS:
+    register_env(_record)
 
-# The paper's number of SVPG particles per environment (appendix "Experiment Details": N = 10 for LunarLander,
-# 15 for the other environments); ``svpg.num_particles: null`` resolves to this.
-PAPER_PARTICLES: dict[str, int] = {"adr/LunarLander-v0": 10, "adr/Pusher3DOF-v0": 15, "adr/ErgoReacher-v0": 15,
-                                   "adr/ErgoPusher-v0": 15}
-
-for _env_id, _spec in _SPECS.items():
-    if _env_id not in gymnasium.registry:
-        gymnasium.register(id=_env_id, **_spec)
+ENV_IDS: tuple[str, ...] = tuple(record.env_id for record in PAPER_ENVS)  # the paper's four; all: env_ids()
 
 
 def make_env(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
-    """``gymnasium.make`` of one of ``ENV_IDS`` (TimeLimit applied; the passive env checker off unless asked)."""
-    if env_id not in ENV_IDS:
-        raise RandomizationError(f"unknown env id {env_id!r}; known: {list(ENV_IDS)}")
+    """``gymnasium.make`` of a registered env (TimeLimit applied; the passive env checker off unless asked)."""
+    env_record(env_id)  # an unknown id: one line naming the known ones
     kwargs.setdefault("disable_env_checker", True)
     return gymnasium.make(env_id, **kwargs)
 
 
-__all__ = ["ENV_IDS", "PAPER_PARTICLES", "make_env"]
+__all__ = ["ENV_IDS", "EnvRecord", "PAPER_ENVS", "SolvedCriterion", "entry_modules", "env_ids", "env_record",
+           "import_env_modules",
+           "make_env", "register_env"]

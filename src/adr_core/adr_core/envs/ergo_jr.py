@@ -14,6 +14,7 @@ import numpy as np
 
 from .asset_paths import ERGO_JR_URDF
 from .quiet_pybullet import import_pybullet
+from .registry import env_record
 from .sim_to_real import SimToReal
 
 pb = import_pybullet()
@@ -146,7 +147,7 @@ class ErgoJrSim:
             pass
 
 
-SOLVED_DISTANCE = 0.025  # m, tip (or puck) to goal at the end of an episode: "solved" for both Ergo tasks
+SOLVED_DISTANCE = env_record("adr/ErgoReacher-v0").solved.threshold  # 0.025 m, tip (or puck) to goal: both Ergo tasks
 
 
 class ErgoArmEnv:

@@ -29,10 +29,11 @@ except DependencyNotInstalled as error:  # gymnasium's message suggests swig; th
 
 from ..randomization import RandomizationSpace
 from .randomized import RandomizedEnvMixin
+from .registry import env_record
 
 ENV_ID = "adr/LunarLander-v0"
 MAIN_ENGINE_POWER = "main_engine_power"
-SOLVED_RETURN = 200.0
+SOLVED_RETURN = env_record(ENV_ID).solved.threshold  # 200
 
 
 def _step_with_private_globals(engine_globals: dict[str, Any]) -> types.FunctionType:

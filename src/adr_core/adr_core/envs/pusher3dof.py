@@ -31,6 +31,7 @@ from ..randomization import RandomizationSpace
 from .asset_paths import PUSHER3DOF_MJCF
 from .extras import require
 from .randomized import RandomizedEnvMixin
+from .registry import env_record
 
 if TYPE_CHECKING:
     import mujoco
@@ -41,7 +42,7 @@ ENV_ID = "adr/Pusher3DOF-v0"
 FRICTIONLOSS, DAMPING = "puck_frictionloss", "puck_damping"
 FRAME_SKIP = 5
 CONTROL_COST = 0.01
-SOLVED_DISTANCE = 0.25
+SOLVED_DISTANCE = env_record(ENV_ID).solved.threshold  # 0.25
 ARM_NOISE = 0.1
 PUCK_BOX = ((0.35, 0.15), (0.75, 0.45))
 GOAL_BOX = ((0.0, 0.55), (0.6, 0.85))

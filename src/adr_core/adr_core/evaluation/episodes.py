@@ -134,11 +134,14 @@ class EpisodeRunner:
 _WORKER: EpisodeRunner | None = None
 
 
-def _init_worker(specs: Mapping[str, PolicySpec]) -> None:
+def _init_worker(specs: Mapping[str, PolicySpec], env_modules: tuple[str, ...]) -> None:
     global _WORKER
     import torch
 
+    from ..envs import import_env_modules
+
     torch.set_num_threads(1)
+    import_env_modules(env_modules)  # envs registered outside adr_core.envs: their modules register them here too
     _WORKER = EpisodeRunner(specs)
 
 
@@ -167,7 +170,10 @@ def run_jobs(specs: Mapping[str, PolicySpec], jobs: Sequence[EpisodeJob], worker
         finally:
             runner.close()
         return results
-    with _pool_context().Pool(workers, initializer=_init_worker, initargs=(dict(specs),)) as pool:
+    from ..envs import entry_modules
+
+    modules = entry_modules(spec.env_id for spec in specs.values())
+    with _pool_context().Pool(workers, initializer=_init_worker, initargs=(dict(specs), modules)) as pool:
         for outcome in pool.imap(_run_in_worker, jobs, chunksize=1):
             results.append(outcome)
             if progress:

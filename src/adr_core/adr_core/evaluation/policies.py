@@ -57,6 +57,17 @@ class TrainedPolicy:
         return self.space if self.config.get("space") else None
 
 
+def _import_env_modules(config: Any, path: Path) -> None:
+    """A run of an env registered by its own module (config ``env_modules``): import it, so its id is known."""
+    from ..envs import import_env_modules
+
+    modules = config.get("env_modules") if isinstance(config, dict) else None
+    try:
+        import_env_modules(tuple(modules or ()))
+    except RandomizationError as error:
+        raise CheckpointError(f"{path}: {error}") from None
+
+
 def load_policy(path: str | Path) -> TrainedPolicy:
     """A run directory, a ``checkpoints/`` folder, a ``latest.json`` manifest or a checkpoint ``.pt`` file."""
     return read_policy_file(resolve_checkpoint(path))
@@ -65,6 +76,7 @@ def load_policy(path: str | Path) -> TrainedPolicy:
 def read_policy_file(path: str | Path) -> TrainedPolicy:
     path = Path(path)
     payload = load_checkpoint(path, map_location="cpu")
+    _import_env_modules(payload.get("config"), path)
     missing = [key for key in _REQUIRED if key not in payload]
     agent = payload.get("agent")
     if missing or not isinstance(agent, dict) or "actor" not in agent:

@@ -12,14 +12,17 @@ from typing import Any
 import numpy as np
 import yaml
 
+from ..envs.registry import import_env_modules
 from ..randomization import RandomizationError, RandomizationSpace, space_of
+from ..samplers import METHOD_LABELS as LABELS
+from ..samplers import SAMPLER_KINDS, method_of
 from .early_stop import EARLY_STOP_FILE
 from .periodic import EVALUATION_FILE
 from .policies import CHECKPOINTS
 
 CONFIG, METRICS, SAMPLES = "config.yaml", "metrics.csv", "sampled_parameters.csv"
-METHOD_LABELS = {"adr": "ADR", "udr": "UDR", "baseline": "baseline", "fixed": "oracle"}
-METHOD_ORDER = ("ADR", "UDR", "oracle", "baseline")
+METHOD_LABELS = {kind: LABELS[method_of(kind)] for kind in SAMPLER_KINDS}  # sampler kind -> method label
+METHOD_ORDER = tuple(LABELS[m] for m in ("adr", "udr", "oracle", "baseline"))
 
 
 class RunDataError(ValueError):
@@ -124,6 +127,7 @@ def load_run(path: str | Path) -> RunData:
     if not isinstance(config, dict) or "env_id" not in config:
         raise RunDataError(f"{path / CONFIG} names no env_id")
     try:
+        import_env_modules(tuple(config.get("env_modules") or ()))  # a run of an env registered by its own module
         names = tuple(space_of(config["env_id"], config.get("space")).names)
     except RandomizationError as error:
         raise RunDataError(f"{path / CONFIG}: {error}") from None

@@ -8,6 +8,12 @@ from .space import RandomizationSpace
 
 SPACES_DIR = Path(__file__).resolve().parent.parent / "config" / "spaces"
 ENV_NAMESPACE = "adr/"
+_SPACE_FILES: dict[str, Path] = {}  # env id -> space YAML of an env registered with its own (adr_core.envs.registry)
+
+
+def register_space_file(env_id: str, path: str | Path) -> None:
+    """The space of ``env_id`` is the YAML file ``path`` (an env registered outside the packaged ones)."""
+    _SPACE_FILES[env_id] = Path(path)
 
 
 def packaged_space_path(env_id: str) -> Path:
@@ -17,7 +23,7 @@ def packaged_space_path(env_id: str) -> Path:
 
 
 def available_spaces() -> list[str]:
-    return sorted(ENV_NAMESPACE + p.stem for p in SPACES_DIR.glob("*.yaml"))
+    return sorted([ENV_NAMESPACE + p.stem for p in SPACES_DIR.glob("*.yaml")] + list(_SPACE_FILES))
 
 
 def space_of(env_id: str, space: RandomizationSpace | str | Path | None = None) -> RandomizationSpace:
@@ -31,6 +37,8 @@ def space_of(env_id: str, space: RandomizationSpace | str | Path | None = None) 
 def load_space(env_id_or_yaml_path: str | Path) -> RandomizationSpace:
     """The space of an env id (packaged YAML) or of a YAML file path."""
     text = str(env_id_or_yaml_path)
+    if text in _SPACE_FILES:
+        return RandomizationSpace.from_yaml(_SPACE_FILES[text])
     if text.endswith((".yaml", ".yml")) or Path(text).is_file():
         return RandomizationSpace.from_yaml(text)
     path = packaged_space_path(text)

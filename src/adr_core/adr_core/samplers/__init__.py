@@ -9,6 +9,15 @@ from .simple import FixedRangeSampler, ReferenceSampler, UniformSampler
 from .svpg import SVPGConfig, SVPGSampler
 
 SAMPLER_KINDS = ("adr", "udr", "baseline", "fixed")
+# The paper's methods by the names users pick (launch ``method:=``, the claims grid) -> the sampler kind that runs them,
+# and the label figures and tables give them. Written here once.
+METHOD_SAMPLERS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed"}
+METHOD_LABELS = {"adr": "ADR", "udr": "UDR", "baseline": "baseline", "oracle": "oracle"}
+
+
+def method_of(sampler: str) -> str:
+    """The method name of a sampler kind (``fixed`` -> ``oracle``); other kinds keep their own name."""
+    return {kind: method for method, kind in METHOD_SAMPLERS.items()}.get(sampler, sampler)
 
 
 def make_sampler(kind: str, space: RandomizationSpace, svpg: SVPGConfig, seed: int,
@@ -28,5 +37,5 @@ def make_sampler(kind: str, space: RandomizationSpace, svpg: SVPGConfig, seed: i
     raise SamplerError(f"unknown sampler {kind!r}; choose one of {SAMPLER_KINDS}")
 
 
-__all__ = ["FixedRangeSampler", "ReferenceSampler", "SAMPLER_KINDS", "Sampler", "SamplerError", "SVPGConfig",
-           "SVPGSampler", "UniformSampler", "make_sampler"]
+__all__ = ["FixedRangeSampler", "METHOD_LABELS", "METHOD_SAMPLERS", "ReferenceSampler", "SAMPLER_KINDS", "Sampler",
+           "SamplerError", "SVPGConfig", "SVPGSampler", "UniformSampler", "make_sampler", "method_of"]

@@ -36,8 +36,12 @@ class ConfigError(ValueError):
 
 @dataclass
 class TrainConfig:
-    env_id: str = option("adr/LunarLander-v0", "Randomized environment (adr/LunarLander-v0, adr/Pusher3DOF-v0, "
-                                               "adr/ErgoReacher-v0, adr/ErgoPusher-v0).")
+    env_id: str = option("adr/LunarLander-v0", "Randomized environment: a registered id (the paper's "
+                                               "adr/LunarLander-v0, adr/Pusher3DOF-v0, adr/ErgoReacher-v0, "
+                                               "adr/ErgoPusher-v0, or one a module of env_modules registers).")
+    env_modules: tuple[str, ...] = option((), "Modules to import before env_id is looked up, in every process of the "
+                                              "run: they register envs of their own (adr_core.envs.register_env; "
+                                              "docs/environments.md 'Adding an env').")
     space: str | None = option(None, "Randomization space: null = the env's packaged space; a packaged variant "
                                      "(e.g. 'ErgoReacher-v0-sim2real': + action latency, joint-sensor noise, "
                                      "backlash, servo speed cap) or a YAML file with the env's dimensions and any "
@@ -125,7 +129,8 @@ class TrainConfig:
         "early_stop_confirm_episodes", "early_stop_confirm_solved_fraction")
 
     def __post_init__(self) -> None:
-        from ..envs import ENV_IDS
+        from ..envs import env_record, import_env_modules
+        from ..randomization import RandomizationError
 
         nested: tuple[tuple[str, type], ...] = (
             ("agent", AgentConfig), ("svpg", SVPGConfig), ("discriminator", DiscriminatorConfig))
@@ -136,8 +141,15 @@ class TrainConfig:
             elif not isinstance(value, kind):
                 raise ConfigError(f"{name} must be a mapping of its keys or {kind.__name__}(...), got "
                                   f"{type(value).__name__}")
-        if self.env_id not in ENV_IDS:
-            raise ConfigError(f"env_id must be one of {list(ENV_IDS)}, got {self.env_id!r}")
+        self.env_modules = tuple(self.env_modules)
+        try:
+            import_env_modules(self.env_modules)
+        except RandomizationError as error:
+            raise ConfigError(str(error)) from None
+        try:
+            env_record(self.env_id)
+        except RandomizationError as error:
+            raise ConfigError(f"env_id: {error}") from None
         if self.space is not None:
             self._check_space()
         if self.sampler not in SAMPLER_KINDS:
@@ -195,13 +207,13 @@ class TrainConfig:
 
     @property
     def num_particles(self) -> int:
-        """The paper's N when ``svpg.num_particles`` is null (``adr_core.envs.PAPER_PARTICLES``: 10 for LunarLander,
-        15 for the other environments)."""
+        """The paper's N when ``svpg.num_particles`` is null (the env record's ``paper_particles``: 10 for
+        LunarLander, 15 for the other environments)."""
         if self.svpg.num_particles is not None:
             return self.svpg.num_particles
-        from ..envs import PAPER_PARTICLES
+        from ..envs import env_record
 
-        return PAPER_PARTICLES[self.env_id]
+        return env_record(self.env_id).paper_particles
 
     @property
     def reference_noise(self) -> float:

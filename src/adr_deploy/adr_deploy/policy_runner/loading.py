@@ -147,9 +147,6 @@ def _load_checkpoint(path: Path) -> DeployablePolicy:
 
 
 def _env_episode_steps(env_id: str) -> int:
-    import gymnasium
+    from adr_core.envs import env_record
 
-    from adr_core.envs import ENV_IDS
-
-    assert env_id in ENV_IDS  # importing adr_core.envs registered it
-    return int(gymnasium.spec(env_id).max_episode_steps or 100)
+    return env_record(env_id).max_episode_steps
