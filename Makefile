@@ -13,7 +13,7 @@ TEST_WORKERS ?= 2
 help:
 	@echo "make train   - set up (first time) and run the main job: an ADR training run with results"
 	@echo "make test    - set up (first time) and run the whole test suite"
-	@echo "make lint    - ruff (lint, import order) over the repository and mypy (strict on adr_core)"
+	@echo "make lint    - ruff (lint, import order) over the repository and mypy over every package (strict on adr_core)"
 	@echo "make check-pip - the pip-only install of adr_core in a fresh venv without ROS (a short SB3 run, resume)"
 	@echo "make setup   - only the set-up: .venv with pinned packages + colcon build of ros2_ws/"
 	@echo "make deploy-setup - the arm's computer only: driver + ONNX policy runner, no torch (.venv-deploy)"

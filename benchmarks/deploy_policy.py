@@ -54,9 +54,9 @@ def make_policies(folder: Path, hidden: list[int]) -> dict[str, Path]:
     import torch
 
     from adr_core.agents.networks import Actor
+    from adr_core.base.checkpoint import save_checkpoint
     from adr_core.export import export_policy
     from adr_core.randomization import load_space
-    from adr_core.training.checkpoint import save_checkpoint
 
     env_id = "adr/ErgoReacher-v0"
     torch.manual_seed(0)

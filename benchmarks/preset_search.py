@@ -52,6 +52,8 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     from adr_core.evaluation.settings import evaluate
     from adr_core.training.cli import resolve_experiment
     from adr_core.training.config import TrainConfig
+    from adr_core.training.driver import Hook, drive
+    from adr_core.training.hooks import EarlyStopHook
     from adr_core.training.trainer import Trainer, early_stop
 
     torch.set_num_threads(1)
@@ -67,16 +69,19 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         s = evaluate(trainer.agent.actor_state_dict(), config.env_id, ["reference"], episodes, (seed,))["reference"]
         return s.summary()
 
-    curve, landed, next_eval, eval_seconds = [], None, job["eval_every"], 0.0
-    stop = early_stop(config, None, trainer.agent_steps)  # the variant's early_stop_* keys, as Trainer.train runs them
-    while not trainer.done and trainer.wall_time < job["max_train_seconds"]:
-        trainer.run_iteration()
-        trainer.check_early_stop(stop)
-        if trainer.agent_steps >= next_eval:
-            next_eval = (trainer.agent_steps // job["eval_every"] + 1) * job["eval_every"]
+    curve: list[dict[str, Any]] = []
+    state: dict[str, Any] = {"landed": None, "next_eval": job["eval_every"], "eval_seconds": 0.0}
+
+    class Curve(Hook):
+        """Every eval_every agent steps: the reference score (its time excluded from train_s)."""
+
+        def after_row(self, run: Any, result: Any, row: dict[str, Any]) -> None:
+            if trainer.agent_steps < state["next_eval"]:
+                return
+            state["next_eval"] = (trainer.agent_steps // job["eval_every"] + 1) * job["eval_every"]
             start = time.perf_counter()
             summary = score(job["eval_episodes"], 0)
-            eval_seconds += time.perf_counter() - start
+            state["eval_seconds"] += time.perf_counter() - start
             point = {"agent_steps": trainer.agent_steps, "train_s": round(trainer.wall_time, 2),
                      "return_mean": round(summary["return_mean"], 2), "solved": summary["solved_fraction"]}
             if summary["final_distance_mean"] == summary["final_distance_mean"]:  # a distance task (not NaN)
@@ -86,8 +91,14 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
             if job["progress"]:
                 with open(job["progress"], "a") as handle:
                     handle.write(json.dumps({"variant": job["variant"], "seed": job["seed"], **point}) + "\n")
-            if landed is None and passes(point):
-                landed = point
+            if state["landed"] is None and passes(point):
+                state["landed"] = point
+
+    stop = early_stop(config, None, trainer.agent_steps)  # the variant's early_stop_* keys, as Trainer.run runs them
+    hooks: list[Hook] = ([EarlyStopHook(stop)] if stop is not None else []) + [Curve()]
+    drive(trainer, trainer.run_iteration, hooks,
+          done=lambda: trainer.done or trainer.wall_time >= job["max_train_seconds"])
+    landed, eval_seconds = state["landed"], state["eval_seconds"]
     final = score(job["final_episodes"], 1)
     return {"variant": job["variant"], "seed": job["seed"], "set": job["set"], "agent_steps": trainer.agent_steps,
             "train_s": round(trainer.wall_time, 2), "evaluation_s": round(eval_seconds, 2), "landed": landed,

@@ -119,7 +119,7 @@ def test_a_loop_state_of_another_run_is_refused():
 
 
 def test_the_documented_save_and_load_through_checkpoint_files_work(tmp_path):
-    from adr_core.training.checkpoint import load_checkpoint, save_checkpoint
+    from adr_core.base.checkpoint import load_checkpoint, save_checkpoint
 
     loop = small_loop(seed=5)
     save_checkpoint(tmp_path / "loop.pt", loop.state_dict())  # the checkpoint's own format tag stays its own

@@ -9,7 +9,7 @@ import pytest
 import torch
 from tiny_configs import tiny_config
 
-from adr_core.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from adr_core.base.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from adr_core.training.trainer import Trainer
 
 
@@ -119,7 +119,7 @@ def test_a_checkpoint_that_cannot_be_written_is_one_line_and_the_previous_one_st
 
 
 def test_the_checkpoint_schedule_writes_after_the_first_iteration_every_n_and_by_time():
-    from adr_core.training.checkpoint import CheckpointSchedule
+    from adr_core.base.checkpoint import CheckpointSchedule
 
     now = [0.0]
     schedule = CheckpointSchedule(every=10, every_s=60.0, clock=lambda: now[0])
@@ -142,8 +142,8 @@ def test_the_checkpoint_schedule_writes_after_the_first_iteration_every_n_and_by
 def test_a_graph_manifest_naming_a_file_outside_its_folder_is_refused(tmp_path, name):
     """Issue 30: graph resume reads only names inside the run's checkpoints/ (a forged latest.json cannot point the
     nodes at another file)."""
+    from adr_core.base.checkpoint import save_checkpoint
     from adr_core.run_dir import checkpoint_dir, load_component
-    from adr_core.training.checkpoint import save_checkpoint
 
     outside = tmp_path / "outside.pt"
     save_checkpoint(outside, {"iteration": 1})

@@ -12,6 +12,7 @@ import torch
 from test_evaluation_support import LUNAR_STEPS, graph_style_run, tiny_runs  # noqa: F401
 
 from adr_core.agents import ActorPolicy
+from adr_core.base.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from adr_core.envs import make_env
 from adr_core.evaluation import (
     PeriodicEvaluation,
@@ -27,7 +28,6 @@ from adr_core.evaluation.episodes import EVALUATION_ITERATION
 from adr_core.evaluation.grids import SweepGrid
 from adr_core.randomization import load_space
 from adr_core.rollout import rollout
-from adr_core.training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 
 LUNAR, PUSHER = "adr/LunarLander-v0", "adr/Pusher3DOF-v0"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from adr_core.training.checkpoint import save_checkpoint
+from adr_core.base.checkpoint import save_checkpoint
 from adr_core.training.config import TrainConfig
 from adr_core.training.trainer import Trainer
 

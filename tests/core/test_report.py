@@ -10,16 +10,16 @@ from test_evaluation_support import tiny_runs  # noqa: F401
 
 from adr_core.evaluation import load_policy, sweep, sweep_grid
 from adr_core.evaluation.cli import report_main
-from adr_core.evaluation.degenerate import degenerate_regions
 from adr_core.evaluation.grids import SweepGrid
-from adr_core.evaluation.outcome import wilson_interval
 from adr_core.evaluation.points import PointOutcomes
-from adr_core.evaluation.report import ReportOptions, build_report
-from adr_core.evaluation.report_evaluations import EvaluationOptions
-from adr_core.evaluation.run_data import load_run
 from adr_core.evaluation.solved import solved_criterion
 from adr_core.evaluation.sweeps import SweepResult
 from adr_core.randomization import load_space
+from adr_core.report.build import ReportOptions, build_report
+from adr_core.report.degenerate import degenerate_regions
+from adr_core.report.evaluations import EvaluationOptions
+from adr_core.report.outcome import wilson_interval
+from adr_core.report.run_data import load_run
 
 LUNAR, PUSHER = "adr/LunarLander-v0", "adr/Pusher3DOF-v0"
 OPTIONS = ReportOptions(evaluation=EvaluationOptions(episodes=2, seeds=(0, 1), curve_episodes=1, workers=2,
@@ -210,12 +210,12 @@ def test_the_wilson_interval_matches_known_values():
 
 
 def _curve(run: str, steps: list[float], values: list[float]):
-    from adr_core.evaluation.curves import Curve
+    from adr_core.report.curves import Curve
     return Curve(run, "ADR", "reference", "evaluation.csv", np.array(steps, float), np.array(values, float))
 
 
 def test_curves_of_runs_of_different_lengths_are_aggregated_with_the_shorter_ones_held_at_their_last_value():
-    from adr_core.evaluation.curves import aggregate, ended_early
+    from adr_core.report.curves import aggregate, ended_early
     long = _curve("ADR seed 0", [10, 20, 30, 40], [0, 100, 200, 300])
     short = _curve("ADR seed 1", [10, 20], [50, 250])  # stopped early at 20 (e.g. its early stop)
     late = _curve("ADR seed 2", [30, 40], [0, 0])  # its first point after the others' (kept checkpoints)
@@ -234,7 +234,7 @@ def test_curves_of_runs_of_different_lengths_are_aggregated_with_the_shorter_one
 
 
 def test_the_runs_table_says_how_each_run_ended(report):
-    from adr_core.evaluation.run_data import load_run as load
+    from adr_core.report.run_data import load_run as load
     assert "| ended by |" in report.markdown.read_text()
     runs = [e.run for env in report.envs for e in env.evaluations]
     assert {run.ended_by() for run in runs} == {"budget"}, [run.ended_by() for run in runs]

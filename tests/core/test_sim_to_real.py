@@ -133,9 +133,9 @@ def test_a_run_in_the_sim_to_real_space_trains_evaluates_and_reports_in_it(tmp_p
     """``space:`` in a run config reaches every env of the run: samples, periodic evaluation on the variant's own
     'real_guess' range, the checkpoint's evaluation and adr-report (one section for the variant)."""
     from adr_core.evaluation import evaluate, load_policy
-    from adr_core.evaluation.report import ReportOptions, build_report
-    from adr_core.evaluation.report_evaluations import EvaluationOptions
-    from adr_core.evaluation.run_data import load_run
+    from adr_core.report.build import ReportOptions, build_report
+    from adr_core.report.evaluations import EvaluationOptions
+    from adr_core.report.run_data import load_run
     from adr_core.training.config import TrainConfig
     from adr_core.training.trainer import Trainer
 

@@ -75,7 +75,7 @@ def test_the_fast_preset_is_sac_and_the_paper_configs_stay_the_paper_agent():
     (["--resume"], "config.yaml does not exist"),
     (["--set", "agent.batch_size=[1,"], "--set agent.batch_size='[1,' is not a valid YAML value"),
     (["--agent.tau", "{a"], "--agent.tau='{a' is not a valid YAML value"),
-    (["--env_id", "adr/Nope-v0"], "env_id must be one of"),
+    (["--env_id", "adr/Nope-v0"], "env_id: unknown env id 'adr/Nope-v0'; known: "),
     (["--config", "ergo_reacher_adr", "--env_id", "adr/LunarLander-v0"],
      "env_id adr/LunarLander-v0 contradicts --config ergo_reacher_adr, a config of adr/ErgoReacher-v0"),
     (["--config", "pusher3dof_udr", "--set", "env_id=adr/ErgoPusher-v0"], "contradicts --config pusher3dof_udr"),

@@ -18,11 +18,11 @@ from rclpy_probe import DiagnosticCounters, probe_node, result_of, wait_until
 from ros_processes import executable, isolated_ros_env, running
 
 from adr_core.agents import Actor, ActorPolicy
+from adr_core.base.checkpoint import load_checkpoint, save_checkpoint
+from adr_core.base.seeding import component_seed
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.envs import make_env
 from adr_core.rollout import KIND_CODES, Trajectory, rollout, trajectory_digest
-from adr_core.training.checkpoint import load_checkpoint, save_checkpoint
-from adr_core.training.seeding import component_seed
 from adr_discriminator_node.checkpoint_payload import make_payload
 from adr_interfaces.msg import AcceptedTrajectories, ParticleRewards
 from adr_interfaces.msg import Trajectory as TrajectoryMsg

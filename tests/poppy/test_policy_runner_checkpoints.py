@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from adr_core.agents.networks import Actor
+from adr_core.base.checkpoint import save_checkpoint
 from adr_core.randomization import load_space
-from adr_core.training.checkpoint import save_checkpoint
 from adr_deploy.policy_runner.errors import DeployError
 from adr_deploy.policy_runner.loading import load_deployable
 

@@ -47,7 +47,7 @@ def test_the_store_is_bounded_and_drops_the_highest_versions_first() -> None:
 def test_a_node_that_cannot_write_its_snapshots_says_so_in_one_line(tmp_path):
     import pytest
 
-    from adr_core.training.checkpoint import CheckpointError
+    from adr_core.base.checkpoint import CheckpointError
     from adr_ros.checkpoints import SnapshotKeeper
 
     keeper = SnapshotKeeper("sampler")

@@ -30,7 +30,9 @@ from launch.events.process import ProcessExited
 from launch_ros.actions import Node
 
 from adr.graph import SERVED_EXIT_GRACE_S, Graph, NodeSpec, describe_exit, exit_status, graph_for_launch_file
-from launch import LaunchContext, LaunchDescription
+
+# ros2/launch is absent from the pip venv, where mypy takes the repository's launch/ folder for this package
+from launch import LaunchContext, LaunchDescription  # type: ignore[attr-defined]
 
 _exit_code: dict[str, int] = {}  # "code": the exit code of the first required node that stopped the graph
 

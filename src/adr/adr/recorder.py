@@ -12,6 +12,7 @@ Parameters: ``bag_dir``, ``topics`` (names; a trailing ``*`` matches a prefix), 
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 import time
@@ -99,7 +100,7 @@ class RecorderNode(Node):
             return
         profile = QoSProfile(depth=256, **{"reliability": QoSReliabilityPolicy.RELIABLE,
                                            "durability": QoSDurabilityPolicy.VOLATILE, **qos})
-        self.create_subscription(cls, topic, lambda data, t=topic: self.on_message(t, data), profile, raw=True)
+        self.create_subscription(cls, topic, functools.partial(self.on_message, topic), profile, raw=True)
 
     def offered_qos(self, topic: str) -> dict:
         """Adapt to what the publishers offer, as ``ros2 bag record`` does: best effort if any publisher offers only

@@ -28,13 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from .base.seeding import component_seed
 from .discriminator import DiscriminatorRewarder
 from .iteration import Proposals, propose, score_then_train, update_sampler
 from .randomization import RandomizationSpace
 from .rollout import Policy, Trajectory, rollout
 from .samplers import make_sampler
 from .training.config import TrainConfig
-from .training.seeding import component_seed
 
 LOOP_FORMAT = 1
 NO_UPDATE_WARNING = 3  # batches' worth of episodes on a complete batch before warning that update() is never called
@@ -226,13 +226,13 @@ class ADRLoop:
     def save(self, path: str | Path) -> Path:
         """The loop's state (particles, discriminator, iteration, the batch in progress) to a checkpoint file,
         written atomically; ``load`` continues from it with the same next proposals."""
-        from .training.checkpoint import save_checkpoint
+        from .base.checkpoint import save_checkpoint
 
         return save_checkpoint(path, self.state_dict())
 
     def load(self, path: str | Path) -> None:
         """Continue from a file written by ``save`` (read with ``weights_only=True``)."""
-        from .training.checkpoint import CheckpointError, load_checkpoint
+        from .base.checkpoint import CheckpointError, load_checkpoint
 
         try:
             self.load_state_dict(load_checkpoint(path))

@@ -26,8 +26,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from .agents.optim import FusedAdam
+from .base.fields import option
 from .rollout import Trajectory
-from .training.fields import option
 
 REWARD_DEFINITIONS = ("mean_log_d", "log_mean_d", "log_mean_d_minus_log_half")
 INPUTS = ("transition", "state")

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from .base.checkpoint import CheckpointError
 from .cli_types import writable_dir
 from .evaluation.policies import TrainedPolicy, load_policy
 from .run_dir import resolve_checkpoint
-from .training.checkpoint import CheckpointError
 
 SPEC_FILE = "policy_spec.json"
 SPEC_FORMAT = 1

@@ -1,8 +1,9 @@
 """Algorithm 1 of the paper (Active Domain Randomization): one iteration, written once, as per-role steps.
 
 Every runner calls these steps. The in-process ``Trainer`` and the ``Probe`` (a frozen policy, no agent) call
-``run_iteration``; the ROS nodes each call their role's step (sampler node: ``propose``; simulator node:
-``roll_out``; discriminator node: ``score_then_train``; trainer node: ``update_agent``)::
+``run_iteration``; the ROS nodes each call their role's step (sampler node: ``propose`` and ``update_sampler``;
+simulator node: ``roll_out_episode``, once per kind; discriminator node: ``score_then_train``; trainer node:
+``update_agent``); the bookkeeping around an iteration is ``adr_core.training.driver``::
 
     proposals = propose(sampler, space)                                   (n, d) normalized and physical
     for each slot:                                                        the policy is fixed during the rollouts
@@ -31,7 +32,7 @@ import numpy as np
 from .agents import OffPolicyAgent
 from .discriminator import DiscriminatorRewarder
 from .randomization import RandomizationSpace
-from .rollout import Policy, Trajectory, rollout
+from .rollout import Kind, Policy, Trajectory, rollout
 from .samplers import Sampler
 
 if TYPE_CHECKING:
@@ -60,23 +61,29 @@ class RolloutSettings:
     max_steps: int | None = None  # cut episodes after this many steps (a truncation), None: the env's limit
 
 
+def roll_out_episode(env: gym.Env, policy: Policy, params: np.ndarray, params_normalized: np.ndarray, kind: Kind,
+                     slot: int, iteration: int, settings: RolloutSettings, policy_version: int = 0) -> Trajectory:
+    """One episode of a slot, randomized (at its setting) or reference, with the run's noise for that kind: what
+    ``roll_out`` does twice and a simulator node once per kind."""
+    noise = settings.exploration_noise if kind == "randomized" else settings.reference_noise
+    return rollout(env, policy, params=params, params_normalized=params_normalized, kind=kind, slot=slot,
+                   iteration=iteration, run_seed=settings.run_seed, policy_version=policy_version,
+                   exploration_noise=noise, max_steps=settings.max_steps)
+
+
 def roll_out(randomized_env: gym.Env, reference_env: gym.Env | None, policy: Policy, proposals: Proposals, slot: int,
              iteration: int, settings: RolloutSettings, policy_version: int = 0,
              with_reference: bool = True) -> tuple[Trajectory, Trajectory | None]:
     """One slot: an episode at the proposed setting and, with ``with_reference``, one at the reference setting."""
-    randomized = rollout(randomized_env, policy, params=proposals.physical[slot],
-                         params_normalized=proposals.normalized[slot], kind="randomized", slot=slot,
-                         iteration=iteration, run_seed=settings.run_seed, policy_version=policy_version,
-                         exploration_noise=settings.exploration_noise, max_steps=settings.max_steps)
+    randomized = roll_out_episode(randomized_env, policy, proposals.physical[slot], proposals.normalized[slot],
+                                  "randomized", slot, iteration, settings, policy_version)
     if not with_reference:
         return randomized, None
     if reference_env is None:
         raise ValueError("a reference rollout needs the reference env")
     space = cast("RandomizedEnvMixin", randomized_env.unwrapped).randomization_space
-    reference = rollout(reference_env, policy, params=space.reference(), params_normalized=space.reference_normalized(),
-                        kind="reference", slot=slot, iteration=iteration, run_seed=settings.run_seed,
-                        policy_version=policy_version, exploration_noise=settings.reference_noise,
-                        max_steps=settings.max_steps)
+    reference = roll_out_episode(reference_env, policy, space.reference(), space.reference_normalized(), "reference",
+                                 slot, iteration, settings, policy_version)
     return randomized, reference
 
 

@@ -10,7 +10,7 @@ Used by the in-process trainer, the ROS nodes, evaluation and deployment alike::
     <run_dir>/checkpoints/latest.pt       in-process runs: the whole state (iter_<n>.pt: kept snapshots)
     <run_dir>/checkpoints/latest.json     node-graph runs: the manifest naming one <component>-<k>.pt per node
 
-Checkpoint files are ``adr_core.training.checkpoint`` files (atomic writes, ``weights_only`` reads).
+Checkpoint files are ``adr_core.base.checkpoint`` files (atomic writes, ``weights_only`` reads).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .training.checkpoint import CheckpointError, load_checkpoint
+from .base.checkpoint import CheckpointError, load_checkpoint
 
 CONFIG_FILE = "config.yaml"
 METRICS_FILE = "metrics.csv"
@@ -152,8 +152,7 @@ def check_identity(payload: dict[str, Any], expected: dict[str, Any], path: str 
 
 def check_config(saved: dict[str, Any], config: Any, path: str | Path) -> None:
     """Refuse a checkpoint written with another config, except for the keys that may change on resume."""
-    from .training.config import TrainConfig
-
-    differences = config.differences(TrainConfig.from_dict(saved), ignore=TrainConfig.RUNTIME_FIELDS)
+    kind = type(config)  # TrainConfig (read through the instance: this module sits below training/)
+    differences = config.differences(kind.from_dict(saved), ignore=kind.RUNTIME_FIELDS)
     if differences:
         raise CheckpointError(f"{path} was written with a different config; differing keys: {differences}")

@@ -77,7 +77,7 @@ class PolicyRunnerNode(Node):
             torch.set_num_threads(max(1, torch_threads))
         self.results = ResultsFile(results_file) if results_file else None
         task = self.deployable.task
-        if not steps_file and results_file:
+        if not steps_file and self.results is not None:
             steps_file = str(steps_file_beside(self.results.path))
         step_log = StepLog(steps_file, task.obs_dim, task.act_dim, task.joint_names) if steps_file else None
         self.stop = stop
@@ -150,7 +150,7 @@ class PolicyRunnerNode(Node):
         complete = [s for s in self.runner.summaries if s.aborted is None]
         if complete:
             successes = sum(s.success for s in complete)
-            mean = sum(s.final_distance for s in complete) / len(complete)
+            mean = sum(s.final_distance or 0.0 for s in complete) / len(complete)  # complete: all measured
             self.get_logger().info(f"{len(complete)} complete episode(s): {successes} success(es), mean final "
                                    f"distance {mean:.4f} m")
 
@@ -162,6 +162,7 @@ class PolicyRunnerNode(Node):
         except DeployError as error:
             self.get_logger().warning(f"ignored clicked point: {error}")
             return
+        assert isinstance(self.goals, ClickedGoals)  # the clicked-point subscription exists in goal_mode clicked only
         self.goals.offer(goal)
         self.get_logger().info(f"goal received: ({', '.join(f'{v:.3f}' for v in goal.world)}) m")
 

@@ -197,7 +197,7 @@ def _save(fig, path: Path) -> Path:
 
 # ------------------------------------------------------------------------------------------------------ document
 def build(steps_file: str | Path, out_dir: str | Path, threshold: float = SOLVED_DISTANCE) -> dict[str, Path]:
-    from adr_core.evaluation.summary import Bullets, Heading, Image, Paragraph, Table, write_documents
+    from adr_core.report.summary import Block, Bullets, Heading, Image, Paragraph, Table, write_documents
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -216,7 +216,7 @@ def build(steps_file: str | Path, out_dir: str | Path, threshold: float = SOLVED
     def m(value: object) -> str:
         return "–" if isinstance(value, float) and math.isnan(value) else f"{value:.4f}"  # type: ignore[str-format]
 
-    blocks = [
+    blocks: list[Block] = [
         Heading(1, "Arm vs simulator, same goals"),
         Paragraph(f"Steps file: {Path(steps_file).resolve()}. Success: final distance < {threshold:g} m. The "
                   f"simulator's episode is the reference simulator's evaluation episode at the same goal and start "

@@ -120,7 +120,7 @@ def figure(episodes: Sequence[Episode], threshold: float, path: Path) -> Path:
 
 
 def build(root: str | Path, out_dir: str | Path, threshold: float) -> dict[str, Path]:
-    from adr_core.evaluation.summary import Heading, Image, Paragraph, Table, write_documents
+    from adr_core.report.summary import Block, Heading, Image, Paragraph, Table, write_documents
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -136,7 +136,7 @@ def build(root: str | Path, out_dir: str | Path, threshold: float) -> dict[str, 
                    f"solved (< {threshold:g} m)", "mean per policy", "simulator, same goals"],
                   [row(key, group) for key, group in groups(episodes).items()])
     png = figure(episodes, threshold, out / "transfer.png")
-    blocks = [Heading(1, "Zero-shot transfer: final distance per method and setting"),
+    blocks: list[Block] = [Heading(1, "Zero-shot transfer: final distance per method and setting"),
               Paragraph(f"Episodes from {Path(root).resolve()}: every policy runs the same goals in every setting. "
                         "'simulator, same goals': the reference simulator's episode at each goal."),
               table, Image(png.name, "Final distance per setting and method (box: quartiles; whiskers: 1.5 IQR; "

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from adr_core.base.checkpoint import CheckpointError, require_keys
 from adr_core.discriminator import DiscriminatorRewarder
-from adr_core.training.checkpoint import CheckpointError, require_keys
 from adr_core.training.config import TrainConfig
 
 KEYS = ("iteration", "state", "env_id", "obs_dim", "act_dim", "config")

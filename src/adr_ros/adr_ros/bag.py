@@ -15,11 +15,11 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 BAG_DIR = "bag"
 STORAGE = "mcap"
-BAG_VERSION = 9  # rosbag2 metadata version of Jazzy
+BAG_VERSION: Literal[8, 9] = 9  # rosbag2 metadata version of Jazzy
 
 
 class BagError(ValueError):

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from adr_core.base.checkpoint import CheckpointError, save_checkpoint
 from adr_core.run_dir import (
     CHECKPOINTS,
     MANIFEST,
@@ -19,7 +20,6 @@ from adr_core.run_dir import (
     read_manifest,
     write_manifest,
 )
-from adr_core.training.checkpoint import CheckpointError, save_checkpoint
 from adr_interfaces.srv import SaveCheckpoint
 
 __all__ = ["CHECKPOINTS", "MANIFEST", "SnapshotKeeper", "checkpoint_dir", "component_file", "load_component",

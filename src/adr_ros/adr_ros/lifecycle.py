@@ -11,13 +11,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-from adr_core.training.checkpoint import CheckpointError
+from adr_core.base.checkpoint import CheckpointError
 
 
 def init_without_signal_handlers(args: list[str] | None = None) -> None:
@@ -65,9 +66,12 @@ def spin_until_shutdown(node: Node, stop: threading.Event | None = None, executo
     return stop
 
 
-def run_node(make_node: Callable[[], Node], on_shutdown: Callable[[Node], None] | None = None, *,
+NodeT = TypeVar("NodeT", bound=Node)
+
+
+def run_node(make_node: Callable[[], NodeT], on_shutdown: Callable[[NodeT], None] | None = None, *,
              make_executor: Callable[[], Executor] | None = None,
-             linger: Callable[[Node], bool] | None = None) -> int:
+             linger: Callable[[NodeT], bool] | None = None) -> int:
     """``main()`` of an ADR node: build it, spin until Ctrl-C, run ``on_shutdown``, exit 0 (1 if it failed to start).
 
     ``make_executor`` (called after ``rclpy.init``): e.g. a MultiThreadedExecutor for a node whose callbacks block

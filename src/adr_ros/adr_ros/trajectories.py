@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
-from adr_core.rollout import KIND_CODES, Trajectory
+from adr_core.rollout import KIND_CODES, Kind, Trajectory
 from adr_interfaces.msg import ParameterSet
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_ros.arrays import from_field, to_field
 
-KIND_NAMES = {code: name for name, code in KIND_CODES.items()}
+KIND_NAMES = {code: cast(Kind, name) for name, code in KIND_CODES.items()}
 
 
 class MalformedTrajectory(ValueError):

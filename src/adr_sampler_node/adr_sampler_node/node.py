@@ -19,9 +19,10 @@ from diagnostic_msgs.msg import DiagnosticStatus
 from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 from rclpy.node import Node
 
-from adr_core.evaluation.sampling_stats import mean_pairwise_distance
+from adr_core.base.seeding import component_seed
+from adr_core.iteration import propose, update_sampler
+from adr_core.report.sampling_stats import mean_pairwise_distance
 from adr_core.samplers import Sampler, SamplerError, make_sampler
-from adr_core.training.seeding import component_seed
 from adr_interfaces.msg import ParameterSet, ParticleRewards, SampleHistogram, SamplerState
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
 from adr_ros import parameter_sets, qos, run_ids, topics
@@ -110,8 +111,8 @@ class SamplerNode(Node):
                                 f"(ask for 0 or {self.sampler.num_proposals}), not {request.count}")
             self.diagnostics.reject("count", response.message)
             return response
-        normalized = self.sampler.propose()
-        physical = self.space.from_normalized(normalized)
+        proposals = propose(self.sampler, self.space)  # the core's step
+        normalized, physical = proposals.normalized, proposals.physical
         stamp = self.get_clock().now().to_msg()
         for slot, (values, unit) in enumerate(zip(physical, normalized)):
             msg = parameter_sets.to_msg(parameter_sets.Proposal(
@@ -153,7 +154,7 @@ class SamplerNode(Node):
                                              f"got {slots.size} slots and {rewards.size} rewards")
             return
         try:
-            metrics = self.sampler.update(rewards)
+            metrics = update_sampler(self.sampler, rewards)  # the core's step (SVPG, eq. 2)
         except SamplerError as error:
             self.diagnostics.reject("rewards", str(error))
             return

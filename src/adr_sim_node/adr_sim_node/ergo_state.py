@@ -66,4 +66,4 @@ class _ObservedPolicy:
 
     def _explore(self, obs, rng, scale):
         self._publisher.maybe_publish(self._arm)
-        return self._policy.explore(obs, rng, scale)
+        return self._policy.explore(obs, rng, scale)  # type: ignore[attr-defined]  # hasattr-checked above

@@ -7,13 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from adr_core.agents import ActorPolicy
+from adr_core.rollout import Policy
 
 HELD_MAX = 8  # policies held at once; beyond that the highest version goes (a forged one, as no goal reached it)
 
 
 @dataclass(frozen=True)
 class VersionedPolicy:
-    policy: ActorPolicy
+    policy: ActorPolicy | Policy  # a frozen policy (mode:=probe) may be any obs -> action callable
     version: int
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING, cast
 
 import gymnasium as gym
 import numpy as np
@@ -26,8 +27,9 @@ from rclpy.node import Node
 
 from adr_core.agents import ActorPolicy
 from adr_core.envs import make_env
+from adr_core.iteration import RolloutSettings, roll_out_episode
 from adr_core.probe.policies import check_policy, load_frozen_policy
-from adr_core.rollout import Kind, Trajectory, rollout
+from adr_core.rollout import Kind, Trajectory
 from adr_interfaces.action import RollOut
 from adr_interfaces.msg import PolicyWeights
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
@@ -43,6 +45,11 @@ from adr_sim_node.goal_check import REASONS as GOAL_REJECTIONS
 from adr_sim_node.goal_check import InvalidGoal, checked_setting
 from adr_sim_node.latest_policy import LatestPolicy, StaleWeights, VersionedPolicy
 from adr_sim_node.serial_goals import SerialGoals
+
+if TYPE_CHECKING:
+    from gymnasium.spaces import Box
+
+    from adr_core.envs.randomized import RandomizedEnvMixin
 
 DEFAULT_NAME = "adr_sim_0"
 METRICS = ("sim_steps_per_s", "episode_return", "reference_return")
@@ -74,9 +81,9 @@ class SimNode(Node):
         env_kwargs = cfg.env_kwargs()
         self.randomized_env = make_env(cfg.env_id, **env_kwargs)
         self.reference_env = make_env(cfg.env_id, **env_kwargs)
-        self.space = self.randomized_env.unwrapped.randomization_space
-        self.obs_dim = int(np.prod(self.randomized_env.observation_space.shape))
-        self.act_dim = int(np.prod(self.randomized_env.action_space.shape))
+        self.space = cast("RandomizedEnvMixin", self.randomized_env.unwrapped).randomization_space
+        self.obs_dim = int(np.prod(cast("Box", self.randomized_env.observation_space).shape))
+        self.act_dim = int(np.prod(cast("Box", self.randomized_env.action_space).shape))
 
         frozen_spec = self.declare_parameter("frozen_policy", "", ParameterDescriptor(
             description="mode:=probe: roll out this frozen policy (checkpoint or module:callable) and ignore "
@@ -200,14 +207,15 @@ class SimNode(Node):
         started = time.perf_counter()
         noise, reference_noise = ((0.0, 0.0) if self.frozen  # a probe rolls its frozen policy out as it is
                                   else (self.config.agent.exploration_noise, self.config.reference_noise))
+        settings = RolloutSettings(self.config.seed, noise, reference_noise, self.config.rollout_max_steps)
         randomized = self._run(self.randomized_env, held, setting, "randomized", setting.values, setting.normalized,
-                               noise)
+                               settings)
         goal_handle.publish_feedback(RollOut.Feedback(steps_done=randomized.length))
         steps = randomized.length
         values = {"episode_return": randomized.episode_return}
         if goal.with_reference:
             reference = self._run(self.reference_env, held, setting, "reference", self.space.reference(),
-                                  self.space.reference_normalized(), reference_noise)
+                                  self.space.reference_normalized(), settings)
             steps += reference.length
             values["reference_return"] = reference.episode_return
         elapsed = time.perf_counter() - started
@@ -237,13 +245,12 @@ class SimNode(Node):
         return True
 
     def _run(self, env: gym.Env, held: VersionedPolicy, setting: Proposal, kind: Kind, values: np.ndarray,
-             normalized: np.ndarray, exploration_noise: float) -> Trajectory:
-        """One episode exactly as the in-process trainer rolls it out, published before the goal succeeds."""
+             normalized: np.ndarray, settings: RolloutSettings) -> Trajectory:
+        """One episode exactly as the in-process trainer rolls it out (the core's ``roll_out_episode``), published
+        before the goal succeeds."""
         policy = held.policy if self.ergo is None else self.ergo.observing(env, held.policy)
-        trajectory = rollout(env, policy, params=values, params_normalized=normalized, kind=kind,
-                             slot=setting.slot, iteration=setting.iteration, run_seed=self.config.seed,
-                             policy_version=held.version, exploration_noise=exploration_noise,
-                             max_steps=self.config.rollout_max_steps)
+        trajectory = roll_out_episode(env, policy, values, normalized, kind, setting.slot, setting.iteration,
+                                      settings, held.version)
         msg = trajectories.to_msg(trajectory, env_id=self.config.env_id, names=self.space.names,
                                   instance_id=self.get_name(), run_id=self.run_id)
         msg.header.stamp = self.get_clock().now().to_msg()

@@ -5,9 +5,9 @@ from pathlib import Path
 from typing import Any
 
 from adr_core.agents import OffPolicyAgent
+from adr_core.base.checkpoint import CheckpointError, save_checkpoint
 from adr_core.randomization import RandomizationSpace
 from adr_core.run_dir import check_config, check_identity, checkpoint_dir, component_file, load_component, run_identity
-from adr_core.training.checkpoint import CheckpointError, save_checkpoint
 from adr_core.training.config import TrainConfig
 
 COMPONENT = "agent"

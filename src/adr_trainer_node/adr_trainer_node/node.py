@@ -28,15 +28,17 @@ from rclpy.node import Node
 
 from adr_core import plausibility
 from adr_core.agents import make_agent
+from adr_core.base.checkpoint import CheckpointError, CheckpointSchedule
+from adr_core.base.seeding import component_seed
 from adr_core.evaluation.early_stop import EarlyStop
 from adr_core.iteration import DISCRIMINATOR_COLUMNS, SAMPLER_COLUMNS, IterationResult, update_agent
 from adr_core.probe.policies import load_frozen_policy
 from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.samplers.svpg import REWARD_LIMIT
-from adr_core.training.checkpoint import CheckpointError, CheckpointSchedule
 from adr_core.training.config import ConfigError
+from adr_core.training.driver import Hook, finish_iteration
+from adr_core.training.hooks import EarlyStopHook, EvaluationHook, RunLogHook
 from adr_core.training.run_log import RunLog
-from adr_core.training.seeding import component_seed
 from adr_core.training.trainer import METRIC_COLUMNS, early_stop, periodic_evaluation, resolve_device
 from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewards, PolicyWeights, SamplerState
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
@@ -237,7 +239,9 @@ class TrainerNode(Node):
                      start_iteration=self.iteration)
         self.evaluation = periodic_evaluation(self.config, self.run_dir, self.iteration)
         self.early_stop = early_stop(self.config, self.run_dir, self.agent.transitions_seen)
-        self.solved = self.early_stop is not None and self.early_stop.met
+        self.iteration_hooks = self.make_hooks(log)
+        for hook in self.iteration_hooks:
+            hook.on_start(self)  # the early stop: a resumed run whose last kept check met the rule is done
         self._clock_start = (time.perf_counter(), self.wall_time)  # wall_time_s: real time since the run started
         learning: threading.Thread | None = None
         try:
@@ -318,13 +322,6 @@ class TrainerNode(Node):
             return
         sampler_metrics = sampler_metrics or {}
         elapsed = time.perf_counter() - t0
-        if self.early_stop is not None:  # training time: the wall_time_s below includes the check
-            self.solved = self.early_stop.maybe_check(self.agent.transitions_seen, self.agent.actor_state_dict(),
-                                                      self._training_seconds())
-            if self.solved:
-                self.get_logger().info(f"stopping early at {self.agent.transitions_seen} agent steps: "
-                                       f"{self.early_stop.describe()} met")
-        self.wall_time = self._training_seconds()
         result = IterationResult(
             iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
             parameters=np.stack([from_field(p.values, np.float64) for p in proposals]),
@@ -333,24 +330,33 @@ class TrainerNode(Node):
             discriminator_metrics=self.discriminator_metrics.pop(k, {}),
             timings={"time_rollouts_s": t_rollouts, "time_agent_s": t_agent, "time_iteration_s": elapsed,
                      "time_transport_s": self.inbox.transport_seconds(k)})
-        row = {**result.metrics(), "agent_steps": self.agent.transitions_seen,
-               "agent_updates": self.agent.updates_done, "wall_time_s": self.wall_time}
-        log.log_iteration(row)
-        log.log_samples(k, result.proposals, result.parameters)
-        self.last_completed = k
-        self._report_progress(row, n_updates, t_agent)
+        self.wall_time = self._training_seconds()
+        finish_iteration(self, result, self.iteration_hooks)  # early stop, files, progress, learning curve, checkpoint
+
+    # ------------------------------------------------------------------ what the driver's hooks read and call
+    @property
+    def agent_steps(self) -> int:
+        return self.agent.transitions_seen
+
+    @property
+    def agent_updates(self) -> int:
+        return self.agent.updates_done
+
+    def actor_state_dict(self) -> dict:
+        return self.agent.actor_state_dict()
+
+    def count_training_time(self, seconds: float) -> None:
+        self.wall_time = self._training_seconds()  # real time since the start: it includes those seconds
+
+    def make_hooks(self, log: RunLog) -> list[Hook]:
+        """The bookkeeping after each iteration (adr_core.training.driver), in the in-process trainer's order."""
+        hooks: list[Hook] = []
+        if self.early_stop is not None:  # training time: the row's wall_time_s includes the check
+            hooks.append(EarlyStopHook(self.early_stop, announce=self.get_logger().info))
+        hooks += [RunLogHook(log), _Completed(self)]
         if self.evaluation is not None:
-            self.evaluation.maybe_run(k + 1, self.agent.transitions_seen, self.agent.actor_state_dict(),
-                                      self.wall_time)
-        if self.schedule.due(k + 1):
-            try:
-                self.checkpoint(k)
-                self.schedule.written()
-            except CheckpointError as error:
-                if not self.stop_requested.is_set():
-                    raise
-                self.get_logger().warning(f"stopping: no checkpoint of iteration {k} ({error}); {self.resumable()}")
-                self.checkpoint_abandoned = True  # no second try at exit
+            hooks.append(EvaluationHook(self.evaluation))
+        return [*hooks, _Checkpoint(self)]
 
     def _training_seconds(self) -> float:
         """Real time since the run started, periodic evaluations excluded (async iterations overlap: not a sum)."""
@@ -633,3 +639,35 @@ def main() -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+class _Completed(Hook):
+    """The trainer node's own bookkeeping after the row: the iteration counts as completed; progress topics/log."""
+
+    def __init__(self, node: TrainerNode) -> None:
+        self.node = node
+
+    def after_row(self, run: object, result: IterationResult, row: dict) -> None:
+        self.node.last_completed = result.iteration
+        self.node._report_progress(row, result.n_updates, result.timings["time_agent_s"])
+
+
+class _Checkpoint(Hook):
+    """The graph's checkpoint of iteration k (every node's state, then the manifest) when the schedule says so; a
+    failure while the graph stops is reported, not raised, and not retried at exit."""
+
+    def __init__(self, node: TrainerNode) -> None:
+        self.node = node
+
+    def after_row(self, run: object, result: IterationResult, row: dict) -> None:
+        node, k = self.node, result.iteration
+        if not node.schedule.due(k + 1):
+            return
+        try:
+            node.checkpoint(k)
+            node.schedule.written()
+        except CheckpointError as error:
+            if not node.stop_requested.is_set():
+                raise
+            node.get_logger().warning(f"stopping: no checkpoint of iteration {k} ({error}); {node.resumable()}")
+            node.checkpoint_abandoned = True  # no second try at exit

@@ -17,15 +17,18 @@ import numpy as np
 
 from adr_core.iteration import IterationResult
 from adr_core.probe import FrozenPolicy, ProbeRecorder, measure_failure_map, probe_options
+from adr_core.probe.probe import ProbeResult, ShareHook
+from adr_core.training.driver import RunState, finish_iteration
 from adr_ros import policy_weights
 from adr_ros.arrays import from_field
 
 
-class ProbeHost(Protocol):
+class ProbeHost(RunState, Protocol):
     """What the probe loop uses of the trainer node (node.py): its run, its publishers and its iteration steps."""
 
     config: Any
     run_dir: Path
+    run_id: str
     space: Any
     agent: Any
     weights_pub: Any
@@ -39,18 +42,18 @@ class ProbeHost(Protocol):
     def _wait_for_graph(self) -> None: ...
     def request_proposals(self, k: int) -> list[Any]: ...
     def collect(self, k: int, proposals: list[Any], min_version: int) -> list[Any]: ...
-    def _rewards_of(self, k: int, wait_s: float = ...) -> np.ndarray | None: ...
-    def _sampler_metrics_of(self, k: int, wait_s: float = ...) -> dict[str, float]: ...
+    def _rewards_of(self, k: int) -> np.ndarray | None: ...
+    def _sampler_metrics_of(self, k: int) -> dict[str, float] | None: ...
 
-SWEEP = {"points": 13, "episodes": 5, "seeds": (0, 1)}  # adr-probe's defaults
+SWEEP_POINTS, SWEEP_EPISODES, SWEEP_SEEDS = 13, 5, (0, 1)  # adr-probe's defaults
 
 
 def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[str, Any]:
     config, log = node.config, node.get_logger()
-    options = probe_options(frozen, 0.0, SWEEP["points"], SWEEP["episodes"], SWEEP["seeds"])
+    options = probe_options(frozen, 0.0, SWEEP_POINTS, SWEEP_EPISODES, SWEEP_SEEDS)
     recorder = ProbeRecorder(node.run_dir, node.space, config, options)
     started = time.perf_counter()
-    failure_map, region = measure_failure_map(frozen, config, SWEEP["points"], SWEEP["episodes"], SWEEP["seeds"],
+    failure_map, region = measure_failure_map(frozen, config, SWEEP_POINTS, SWEEP_EPISODES, SWEEP_SEEDS,
                                               workers=1)
     recorder.write_failure_map(failure_map, region)
     log.info(f"failure map ({time.perf_counter() - started:.0f} s): the policy fails at "
@@ -64,6 +67,7 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
                                                        obs_dim=node.agent.obs_dim, act_dim=node.agent.act_dim,
                                                        run_id=node.run_id))
     started = time.perf_counter()
+    shares = ShareHook(recorder, ProbeResult(region), iterations, lambda text: log.info(f"probe {text}"))
     for k in range(iterations):
         t0 = time.perf_counter()
         proposals = node.request_proposals(k)
@@ -77,11 +81,8 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
             agent_losses={}, sampler_metrics=node._sampler_metrics_of(k) or {},
             discriminator_metrics=node.discriminator_metrics.pop(k, {}),
             timings={"time_iteration_s": time.perf_counter() - t0})
-        share = recorder.record(step)
+        finish_iteration(node, step, [shares])  # the in-process probe's bookkeeping: record, log every 10
         node.last_completed = k
-        if (k + 1) % 10 == 0:
-            log.info(f"probe iteration {k + 1}/{iterations}: share in the failure region {share:.2f} (uniform "
-                     f"{region.uniform_share:.2f})")
         if node.stop_requested.is_set():
             break
     focus = recorder.finish(time.perf_counter() - started, config.seed)

@@ -31,7 +31,7 @@ def box_segments(k: int) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def particle_markers(names: Sequence[str], points: np.ndarray, *, method: str, iteration: int, spread: float,
                      frame_id: str, origin: Sequence[float], size: float, stamp: Time) -> MarkerArray:
-    origin = np.asarray(origin, float)
+    base = np.asarray(origin, float)
     k = min(len(names), 3)
 
     def marker(marker_id: int, kind: int, scale: float, color: tuple[float, float, float, float]) -> Marker:
@@ -43,7 +43,7 @@ def particle_markers(names: Sequence[str], points: np.ndarray, *, method: str, i
         return m
 
     def point(xyz: np.ndarray) -> Point:
-        x, y, z = (origin + size * xyz).tolist()
+        x, y, z = (base + size * xyz).tolist()
         return Point(x=x, y=y, z=z)
 
     particles = marker(PARTICLES, Marker.SPHERE_LIST, 0.06 * size, (0.85, 0.15, 0.15, 0.9))

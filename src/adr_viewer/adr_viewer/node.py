@@ -9,6 +9,8 @@ particles as rviz2 markers.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
@@ -83,7 +85,10 @@ class ViewerNode(Node):
     def _subscribe_metric(self, name: str) -> None:
         if name not in self._metric_subscriptions:
             self._metric_subscriptions[name] = self.create_subscription(
-                Float64, METRIC_PREFIX + name, lambda msg, n=name: self.on_metric(n, msg.data), qos.METRICS)
+                Float64, METRIC_PREFIX + name, functools.partial(self._on_metric_msg, name), qos.METRICS)
+
+    def _on_metric_msg(self, name: str, msg: Float64) -> None:
+        self.on_metric(name, msg.data)
 
     def on_metric(self, name: str, value: float) -> None:
         if not np.isfinite(value):  # the page's JSON has no NaN/inf

@@ -227,8 +227,8 @@ class PoppyArm:
             except BusError as error:
                 self._on_bus_failure(error, time.monotonic())
                 return Outcome(False, f"reboot failed: {error}")
-            if (error := self._read_after_reboot()) is not None:
-                return Outcome(False, f"rebooted, but the motors do not answer yet: {error}")
+            if (silent := self._read_after_reboot()) is not None:
+                return Outcome(False, f"rebooted, but the motors do not answer yet: {silent}")
             if faulted := self._faulted_motors():
                 return Outcome(False, f"rebooted, but {faulted} still report hardware errors")
             return Outcome(True, f"rebooted motors {list(self._ids)}: errors cleared, motors compliant")

@@ -1,6 +1,7 @@
 """The XL-320 bus through pypot's ``Dxl320IO`` with sync read, as pypot's own Ergo Jr configuration uses it."""
 from __future__ import annotations
 
+import functools
 import logging
 import termios
 import time
@@ -125,7 +126,7 @@ class Xl320Bus:
         io = self._connected()
         for motor_id in ids:
             packet = v2.DxlInstructionPacket(motor_id, REBOOT_INSTRUCTION, ())
-            self._guard(f"reboot of motor {motor_id}", lambda p=packet: io._send_packet(p))
+            self._guard(f"reboot of motor {motor_id}", functools.partial(io._send_packet, packet))
         time.sleep(REBOOT_TIME_S)
 
     def _connected(self) -> Dxl320IO:

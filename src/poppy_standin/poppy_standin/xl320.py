@@ -361,7 +361,7 @@ class Xl320Emulator:
                     os.write(self._master, reply)
 
     def _take_packets(self) -> list[bytes]:
-        packets = []
+        packets: list[bytes] = []
         while True:
             start = self._buffer.find(HEADER)
             if start < 0:

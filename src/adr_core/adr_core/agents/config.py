@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from ..training.fields import option
+from ..base.fields import option
 
 ALGORITHMS = ("ddpg", "td3", "sac")
 

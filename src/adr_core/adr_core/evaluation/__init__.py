@@ -1,10 +1,10 @@
-"""Evaluation and inspection of trained policies and runs (ROS-free; docs/evaluation.md).
+"""Evaluation of trained policies: playing them (ROS-free; docs/evaluation.md). Reports over runs: ``adr_core.report``.
 
 - ``load_policy(run_dir_or_checkpoint)``: the actor of an adr-train or node-graph run;
 - ``sweep(policy, grid)`` -> ``SweepResult`` (save/load as NPZ + CSV): the generalization sweep, in worker processes;
 - ``evaluate(policy, env_id, settings, episodes)``: scores on named settings ("reference", "hard");
 - ``PeriodicEvaluation``: the hook trainers call each iteration to record learning curves (evaluation.csv);
-- ``build_report(run_dirs, out_dir)``: the paper's figures, a table and a one-page summary (``adr-report``).
+- ``EarlyStop``'s checks and the episode engine every evaluation runs on (``episodes``, ``points``).
 
 The names are imported on first use, so that ``adr_core.evaluation.solved`` (the solved criteria, which a
 deployment without torch reads) does not pull in torch.

@@ -107,7 +107,7 @@ class EpisodeRunner:
         return self._policies[key]
 
     def _env(self, key: str) -> gymnasium.Env[Any, Any]:
-        from ..training.checkpoint import CheckpointError
+        from ..base.checkpoint import CheckpointError
 
         spec = self.specs[key]
         cache_key = (spec.env_id, spec.max_episode_steps, "" if spec.space is None else key)

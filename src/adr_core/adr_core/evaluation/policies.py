@@ -1,7 +1,7 @@
 """Trained policies from run directories: in-process runs (``checkpoints/latest.pt``, ``iter_<n>.pt``) and node-graph
 runs (``checkpoints/latest.json`` naming ``agent-<k>.pt``). Only the actor weights are kept.
 
-Every file is read with ``torch.load(weights_only=True)`` (``adr_core.training.checkpoint.load_checkpoint``); a file
+Every file is read with ``torch.load(weights_only=True)`` (``adr_core.base.checkpoint.load_checkpoint``); a file
 that is missing, corrupt, foreign or whose actor does not fit its environment raises ``CheckpointError`` naming it.
 """
 from __future__ import annotations
@@ -14,9 +14,9 @@ import numpy as np
 import torch
 
 from ..agents.networks import ActorPolicy, ActorStateError, actor_from_state_dict
+from ..base.checkpoint import CheckpointError, load_checkpoint
 from ..randomization import RandomizationError, RandomizationSpace
 from ..run_dir import CHECKPOINTS, IDENTITY_KEYS, IN_PROCESS_LATEST, MANIFEST, resolve_checkpoint, snapshot_checkpoints
-from ..training.checkpoint import CheckpointError, load_checkpoint
 
 __all__ = ["CHECKPOINTS", "GRAPH_MANIFEST", "IN_PROCESS_LATEST", "TrainedPolicy", "load_policy", "read_policy_file",
            "resolve_checkpoint", "snapshot_checkpoints"]

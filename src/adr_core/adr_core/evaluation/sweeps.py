@@ -27,6 +27,7 @@ from .policies import TrainedPolicy
 from .solved import SolvedCriterion, solved_criterion
 
 NPZ, POINTS_CSV, EPISODES_CSV = "sweep.npz", "sweep_points.csv", "sweep_episodes.csv"
+RUN_SWEEP_DIR = "evaluation"  # adr-evaluate's default output inside a run directory (reused when it matches)
 DEFAULT_EPISODES = 5  # per point and seed, as the published code's evaluation
 DEFAULT_SEEDS = (0, 1, 2)
 

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..base.checkpoint import CheckpointError
 from ..randomization import RandomizationError, space_of
-from ..training.checkpoint import CheckpointError
 from ..training.cli import config_from_args, resolve_experiment
 from ..training.config import ConfigError, TrainConfig
 from .policies import PolicyLoadError, load_frozen_policy

@@ -15,9 +15,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..base.checkpoint import CheckpointError
 from ..randomization import RandomizationSpace
 from ..rollout import Policy
-from ..training.checkpoint import CheckpointError
 
 
 class PolicyLoadError(ValueError):

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import torch
 
+from ..base.seeding import component_seed
 from ..discriminator import DiscriminatorRewarder
 from ..envs import make_env
 from ..evaluation.episodes import PolicySpec
-from ..iteration import Components, RolloutSettings, run_iteration
+from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
 from ..samplers import make_sampler
 from ..training.config import TrainConfig
-from ..training.seeding import component_seed
+from ..training.driver import Hook, drive
 from .failure import FailureMap, FailureRegion, failure_region, sweep_training_range
 from .focus import FOCUS_RATIO, focus_statistics
 from .policies import FrozenPolicy, check_policy
@@ -99,25 +100,52 @@ class Probe:
             self.recorder.write_failure_map(self.failure_map, self.region)
         return self.region
 
+    # what the driver's hooks read of a run (training/driver.py RunState): a probe has no agent
+    wall_time, solved, agent_steps, agent_updates = 0.0, False, 0, 0
+
+    def actor_state_dict(self) -> dict[str, torch.Tensor]:
+        return {}
+
+    def count_training_time(self, seconds: float) -> None:
+        self.wall_time += seconds
+
+    def iterate(self) -> IterationResult:
+        step = run_iteration(self.components, self.iteration, self.frozen.policy)
+        self.iteration += 1
+        return step
+
     def run(self, iterations: int, log: Callable[[str], None] = lambda _: None) -> ProbeResult:
+        """``iterations`` ADR iterations around the frozen policy (training/driver.py ``drive`` with a
+        ``ShareHook``)."""
         if self.region is None:
             self.measure_failures()
         assert self.region is not None
         result = ProbeResult(self.region)
         started = time.perf_counter()
-        for _ in range(iterations):
-            step = run_iteration(self.components, self.iteration, self.frozen.policy)
-            share = (self.recorder.record(step) if self.recorder is not None
-                     else float(self.region.contains(step.proposals).mean()))
-            result.shares.append(share)
-            self.iteration += 1
-            if self.iteration % 10 == 0:
-                log(f"iteration {self.iteration}/{iterations}: share in the failure region {share:.2f} "
-                    f"(uniform {self.region.uniform_share:.2f}), mean of the last 10 "
-                    f"{np.mean(result.shares[-10:]):.2f}")
+        end = self.iteration + iterations
+        drive(self, self.iterate, [ShareHook(self.recorder, result, end, log)], done=lambda: self.iteration >= end)
         result.seconds = time.perf_counter() - started
         if self.recorder is not None:
             result.focus = self.recorder.finish(result.seconds, self.config.seed)
         else:
             result.focus = focus_statistics(result.shares, self.region.uniform_share)
         return result
+
+
+class ShareHook(Hook):
+    """After each probe iteration: the share of its proposals in the failure region (recorded with the
+    ``ProbeRecorder`` when the probe writes files), logged every 10 iterations."""
+
+    def __init__(self, recorder: ProbeRecorder | None, result: ProbeResult, end: int,
+                 log: Callable[[str], None]) -> None:
+        self.recorder, self.result, self.end, self.log = recorder, result, end, log
+
+    def after_row(self, run: Any, step: IterationResult, row: dict[str, Any]) -> None:
+        region = self.result.region
+        share = (self.recorder.record(step) if self.recorder is not None
+                 else float(region.contains(step.proposals).mean()))
+        self.result.shares.append(share)
+        if run.iteration % 10 == 0:
+            self.log(f"iteration {run.iteration}/{self.end}: share in the failure region {share:.2f} "
+                     f"(uniform {region.uniform_share:.2f}), mean of the last 10 "
+                     f"{np.mean(self.result.shares[-10:]):.2f}")

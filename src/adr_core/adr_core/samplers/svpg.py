@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..training.fields import option
+from ..base.fields import option
 from .base import Sampler, SamplerError
 from .particles import ParticleEnsemble, flatten_per_particle, gaussian_log_prob, unflatten_per_particle
 from .stein import stein_direction

@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
+from ..base.checkpoint import CheckpointError
 from ..cli_types import at_least, writable_dir
-from .checkpoint import CheckpointError
 from .config import ConfigError, TrainConfig, field_docs
 from .trainer import CONFIG_FILE, Trainer
 

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..agents.config import AgentConfig
+from ..base.fields import option
 from ..discriminator import DiscriminatorConfig
 from ..samplers import SAMPLER_KINDS
 from ..samplers.svpg import SVPGConfig
 from ..yaml_files import read_yaml_mapping, write_yaml
-from .fields import option
 
 
 class ConfigError(ValueError):

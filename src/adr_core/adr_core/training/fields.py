@@ -1,11 +1,7 @@
-"""``option(default, help)``: a dataclass field that carries its own documentation (shown by ``adr-train --help``)."""
-from __future__ import annotations
+"""Moved to ``adr_core.base.fields`` (the bottom layer, issue 31); this name stays an alias of that module, so that
+existing imports keep working."""
+import sys
 
-from dataclasses import field
-from typing import Any
+from ..base import fields as _moved
 
-
-def option(default: Any, help: str) -> Any:  # noqa: A002 - mirrors argparse's name
-    if isinstance(default, (list, dict, set)):
-        return field(default_factory=lambda: type(default)(default), metadata={"help": help})
-    return field(default=default, metadata={"help": help})
+sys.modules[__name__] = _moved

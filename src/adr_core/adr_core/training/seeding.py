@@ -1,15 +1,7 @@
-"""Seeds of the run's components, derived from the run seed only (so any process can rebuild them).
+"""Moved to ``adr_core.base.seeding`` (the bottom layer, issue 31); this name stays an alias of that module, so that
+existing imports keep working."""
+import sys
 
-Rollouts derive theirs from ``(run seed, iteration, slot, kind)``: see ``adr_core.rollout.rollout_randomness``.
-"""
-from __future__ import annotations
+from ..base import seeding as _moved
 
-import numpy as np
-
-COMPONENT_CODES = {"agent": 101, "sampler": 102, "discriminator": 103}
-
-
-def component_seed(run_seed: int, component: str) -> int:
-    """A 63-bit seed for ``component`` ('agent', 'sampler' or 'discriminator')."""
-    sequence = np.random.SeedSequence([int(run_seed), COMPONENT_CODES[component]])
-    return int(sequence.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+sys.modules[__name__] = _moved

@@ -7,7 +7,6 @@ at the budget exactly.
 """
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -22,8 +21,7 @@ from ..envs import make_env
 from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
 
 __all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "early_stop", "periodic_evaluation", "resolve_device"]
-from ..samplers import Sampler, make_sampler
-from .checkpoint import (
+from ..base.checkpoint import (
     CheckpointError,
     CheckpointSchedule,
     global_rng_state,
@@ -32,9 +30,11 @@ from .checkpoint import (
     save_checkpoint,
     set_global_rng_state,
 )
+from ..base.seeding import component_seed
+from ..samplers import Sampler, make_sampler
 from .config import ConfigError, TrainConfig
-from .run_log import RunLog
-from .seeding import component_seed
+from .driver import Hook, drive
+from .hooks import CheckpointHook, EarlyStopHook, EvaluationHook, ProgressHook, RunLogHook, open_run_log
 
 if TYPE_CHECKING:
     from gymnasium.spaces import Box
@@ -124,7 +124,6 @@ class Trainer:
                               if config.concurrent_learning else None)
         self.iteration = 0
         self.schedule = CheckpointSchedule(config.checkpoint_every, config.checkpoint_every_s)
-        self._saved_at: int | None = None  # the iteration count of the last latest.pt this process wrote
         self.wall_time = 0.0
         self.stop_requested = False  # set (e.g. by a Ctrl-C handler) to end ``run`` at the next iteration boundary
         self.solved = False  # the early-stop rule was met: the run is done before its budget
@@ -133,7 +132,6 @@ class Trainer:
             self.load_checkpoint(self.checkpoint_dir / LATEST)
         elif bootstrap_from is not None:
             self.bootstrap(bootstrap_from)
-        self.log: RunLog | None = None
 
     # ------------------------------------------------------------------ one iteration
     def components(self) -> Components:
@@ -151,12 +149,6 @@ class Trainer:
         self.wall_time += result.timings["time_iteration_s"]
         return result
 
-    def check_early_stop(self, stop: EarlyStop | None) -> None:
-        """After an iteration: the early-stop check, when it is due (``done`` once met); its time is training time."""
-        if stop is not None:
-            self.solved = stop.maybe_check(self.agent_steps, self.agent.actor_state_dict(), self.wall_time)
-            self.wall_time += stop.last_seconds
-
     # ------------------------------------------------------------------ the loop
     @property
     def agent_steps(self) -> int:
@@ -172,71 +164,42 @@ class Trainer:
             raise ConfigError("this trainer has no output directory")
         return self.out_dir / CHECKPOINT_DIR
 
-    def run(self, max_iterations: int | None = None) -> list[dict[str, Any]]:
-        """Iterate until the budget (or ``max_iterations`` more iterations); returns the metric rows."""
-        from tqdm.auto import tqdm
+    @property
+    def agent_updates(self) -> int:
+        return self.agent.updates_done
 
+    def actor_state_dict(self) -> dict[str, torch.Tensor]:
+        return self.agent.actor_state_dict()
+
+    def count_training_time(self, seconds: float) -> None:
+        self.wall_time += seconds
+
+    def hooks(self) -> list[Hook]:
+        """The bookkeeping of ``run`` (driver.py): early stop, files, checkpoints, learning curve, progress bar."""
         cfg = self.config
-        evaluation = None
-        if self.out_dir is not None:
-            self._open_log()
-            evaluation = periodic_evaluation(cfg, self.out_dir, self.iteration)
+        hooks: list[Hook] = []
         stop = early_stop(cfg, self.out_dir, self.agent_steps)
-        self.solved = stop is not None and stop.met
-        rows: list[dict[str, Any]] = []
-        bar = tqdm(total=cfg.total_agent_steps, initial=min(self.agent_steps, cfg.total_agent_steps), unit="step",
-                   desc=f"{cfg.sampler} {cfg.env_id}", disable=not cfg.progress, dynamic_ncols=True)
-        try:
-            while not self.done and not self.stop_requested and (max_iterations is None or len(rows) < max_iterations):
-                before = self.agent_steps
-                result = self.run_iteration()
-                self.check_early_stop(stop)  # before the row: the check is training time
-                row = {**result.metrics(), "agent_steps": self.agent_steps, "agent_updates": self.agent.updates_done,
-                       "wall_time_s": self.wall_time}
-                rows.append(row)
-                if self.log is not None:
-                    self.log.log_iteration(row)
-                    self.log.log_samples(result.iteration, result.proposals, result.parameters)
-                    self._periodic_checkpoints()
-                if evaluation is not None:
-                    evaluation.maybe_run(self.iteration, self.agent_steps, self.agent.actor_state_dict(),
-                                         self.wall_time)
-                bar.update(min(self.agent_steps, cfg.total_agent_steps) - min(before, cfg.total_agent_steps))
-                bar.set_postfix_str(self._postfix(row), refresh=False)
-            if self.out_dir is not None and rows and self._saved_at != self.iteration:
-                self.save_checkpoint(self.checkpoint_dir / LATEST)
-        finally:
-            bar.close()
-            if self.log is not None:
-                self.log.close()
-                self.log = None
-        return rows
+        if stop is not None:
+            hooks.append(EarlyStopHook(stop))
+        if self.out_dir is not None:
+            log = open_run_log(cfg, self.out_dir, METRIC_COLUMNS, self.space.names, self.iteration)
+            hooks += [RunLogHook(log),
+                      CheckpointHook(lambda name: self._save_named(name), self.schedule, LATEST,
+                                     cfg.keep_checkpoint_every, run_dir.snapshot_file)]
+            evaluation = periodic_evaluation(cfg, self.out_dir, self.iteration)
+            if evaluation is not None:
+                hooks.append(EvaluationHook(evaluation))
+        hooks.append(ProgressHook(cfg.total_agent_steps, f"{cfg.sampler} {cfg.env_id}", cfg.progress))
+        return hooks
 
-    def _open_log(self) -> None:
-        assert self.out_dir is not None
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.config.to_yaml(self.out_dir / CONFIG_FILE)
-        self.log = RunLog(self.out_dir, METRIC_COLUMNS, self.space.names, tensorboard=self.config.tensorboard,
-                          start_iteration=self.iteration)
+    def run(self, max_iterations: int | None = None) -> list[dict[str, Any]]:
+        """Iterate until the budget, the early stop, ``stop_requested`` or ``max_iterations`` more iterations;
+        returns the metric rows (driver.drive with ``hooks()``)."""
+        return drive(self, self.run_iteration, self.hooks(), done=lambda: self.done,
+                     stop_requested=lambda: self.stop_requested, max_iterations=max_iterations)
 
-    def _periodic_checkpoints(self) -> None:
-        cfg = self.config
-        if self.schedule.due(self.iteration):
-            self.save_checkpoint(self.checkpoint_dir / LATEST)
-            self.schedule.written()
-            self._saved_at = self.iteration
-        if cfg.keep_checkpoint_every and self.iteration % cfg.keep_checkpoint_every == 0:
-            self.save_checkpoint(self.checkpoint_dir / run_dir.snapshot_file(self.iteration))
-
-    @staticmethod
-    def _postfix(row: dict[str, Any]) -> str:
-        parts = [f"it {row['iteration']}", f"ret {row['return_mean']:.1f}"]
-        for key, label in (("reference_return_mean", "ref"), ("sampler_reward_mean", "rD"),
-                           ("discriminator_loss", "LD"), ("critic_loss", "LQ")):
-            value = row.get(key, float("nan"))
-            if not math.isnan(value):
-                parts.append(f"{label} {value:.3g}")
-        return " ".join(parts)
+    def _save_named(self, name: str) -> None:
+        self.save_checkpoint(self.checkpoint_dir / name)
 
     # ------------------------------------------------------------------ checkpoints
     def state_dict(self) -> dict[str, Any]:

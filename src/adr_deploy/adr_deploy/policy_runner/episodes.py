@@ -7,10 +7,11 @@ feedback is aborted and has no distance and no success.
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -85,7 +86,7 @@ class PolicyRunner:
             if goal is None:
                 self.state = goals.prompt
                 self._log(self.state)
-                goal = self.hold(self._start_targets(), lambda i=index: goals.next_goal(i))
+                goal = self.hold(self._start_targets(), functools.partial(goals.next_goal, index))
             on_goal(index, goal)
             summary = self.run_episode(index, goal, start_error)
             self.summaries.append(summary)
@@ -173,6 +174,7 @@ class PolicyRunner:
             joints, puck, aborted = self._feedback(now)
             if aborted:
                 break
+            assert joints is not None  # _feedback returns the joints unless it aborts
             age = now - joints.received_at
             max_age = max(max_age, age)
             tip = self.kinematics.tip(joints.positions)
@@ -201,6 +203,7 @@ class PolicyRunner:
     def _distance(self, goal: Goal, tip: np.ndarray, puck: PuckReading | None) -> float:
         """The task's distance [m]: puck-goal on the table (ErgoPusher) or tip-goal (ErgoReacher)."""
         if self.task.needs_puck:
+            assert puck is not None  # a pusher episode aborts without puck readings (_feedback)
             return math.hypot(puck.position[0] - goal.world[0], puck.position[1] - goal.world[1])
         return float(np.linalg.norm(tip - np.asarray(goal.world)))
 
@@ -240,7 +243,7 @@ class PolicyRunner:
         distance = tip = None
         if joints is not None:
             tip_array = self.kinematics.tip(joints.positions)
-            tip = tuple(float(v) for v in tip_array)
+            tip = cast("tuple[float, float, float]", tuple(float(v) for v in tip_array))
             distance = self._distance(goal, tip_array, puck)
         return EpisodeSummary(
             episode=index + 1, env_id=task.env_id, checkpoint=str(self.deployable.path),

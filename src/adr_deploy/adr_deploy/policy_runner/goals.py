@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class RandomGoals:
         trajectory = rollout(self._env, self._policy, params=self._space.reference(),
                              params_normalized=self._space.reference_normalized(), kind=EVALUATION_KIND,
                              iteration=EVALUATION_ITERATION, slot=episode, run_seed=self._seed)
-        unwrapped = self._env.unwrapped
+        unwrapped: Any = self._env.unwrapped  # an Ergo env: goal_position, puck_position
         # the episode is over but the goal stays; the puck start needs the reset state again
         goal = np.asarray(unwrapped.goal_position, dtype=np.float64)
         world = (float(goal[0]), float(goal[1]), float(goal[2]) if goal.size == 3 else TABLE_Z)

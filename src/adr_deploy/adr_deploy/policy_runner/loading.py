@@ -130,8 +130,8 @@ def _torchscript_policy(program: Path) -> Policy:
 
 
 def _load_checkpoint(path: Path) -> DeployablePolicy:
+    from adr_core.base.checkpoint import CheckpointError
     from adr_core.evaluation.policies import load_policy
-    from adr_core.training.checkpoint import CheckpointError
 
     try:
         trained = load_policy(path)

@@ -21,7 +21,7 @@ def observation_scale(task: DeployTask) -> np.ndarray:
 
 
 def build_observation(task: DeployTask, joints: JointReading, goal_observed: Sequence[float],
-                      tip: Sequence[float] | None = None, puck: PuckReading | None = None) -> np.ndarray:
+                      tip: Sequence[float] | np.ndarray | None = None, puck: PuckReading | None = None) -> np.ndarray:
     """ErgoReacher: [angles, velocities, goal y, z]; ErgoPusher: [angles, velocities, tip xy, puck xy, puck v xy,
     goal xy] (angles / (pi/2), velocities / 11.9 rad/s, metres in the env's world frame)."""
     angles = [joints.positions[name] for name in task.actuated]

@@ -13,7 +13,7 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .report_evaluations import RunEvaluation
+    from .evaluations import RunEvaluation
 
 
 def _value(x: float) -> str:

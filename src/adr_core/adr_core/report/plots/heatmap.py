@@ -9,8 +9,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ...evaluation.sweeps import SweepResult
 from ...randomization import RandomizationSpace
-from ..sweeps import SweepResult
 from .style import dimension_label
 
 

@@ -13,12 +13,12 @@ import numpy as np
 import yaml
 
 from ..envs.registry import import_env_modules
+from ..evaluation.early_stop import EARLY_STOP_FILE
+from ..evaluation.periodic import EVALUATION_FILE
+from ..evaluation.policies import CHECKPOINTS
 from ..randomization import RandomizationError, RandomizationSpace, space_of
 from ..samplers import METHOD_LABELS as LABELS
 from ..samplers import SAMPLER_KINDS, method_of
-from .early_stop import EARLY_STOP_FILE
-from .periodic import EVALUATION_FILE
-from .policies import CHECKPOINTS
 
 CONFIG, METRICS, SAMPLES = "config.yaml", "metrics.csv", "sampled_parameters.csv"
 METHOD_LABELS = {kind: LABELS[method_of(kind)] for kind in SAMPLER_KINDS}  # sampler kind -> method label

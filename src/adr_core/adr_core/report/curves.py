@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..evaluation.solved import SolvedCriterion
 from .run_data import RunData
-from .solved import SolvedCriterion
 
 FROM_EVALUATION, FROM_CHECKPOINTS, FROM_METRICS = "evaluation.csv", "checkpoints", "metrics.csv"
 

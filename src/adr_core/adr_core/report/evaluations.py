@@ -11,16 +11,14 @@ from typing import cast
 
 import numpy as np
 
-from ..training.checkpoint import CheckpointError
-from .episodes import PolicySpec
-from .grids import SweepGrid, default_settings, setting_points
-from .points import PointOutcomes, PointsRequest, evaluate_points
-from .policies import TrainedPolicy, load_policy, read_policy_file, snapshot_checkpoints
+from ..base.checkpoint import CheckpointError
+from ..evaluation.episodes import PolicySpec
+from ..evaluation.grids import SweepGrid, default_settings, setting_points
+from ..evaluation.points import PointOutcomes, PointsRequest, evaluate_points
+from ..evaluation.policies import TrainedPolicy, load_policy, read_policy_file, snapshot_checkpoints
+from ..evaluation.settings import SettingScore
+from ..evaluation.sweeps import RUN_SWEEP_DIR, SweepResult, policy_spec, sweep_request, sweep_result
 from .run_data import RunData
-from .settings import SettingScore
-from .sweeps import SweepResult, policy_spec, sweep_request, sweep_result
-
-RUN_SWEEP_DIR = "evaluation"  # adr-evaluate's default output inside a run directory (reused when it matches)
 
 
 @dataclass(frozen=True)

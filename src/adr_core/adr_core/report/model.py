@@ -6,13 +6,13 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from ..evaluation.grids import GridKind
+from ..evaluation.solved import SolvedCriterion
 from ..randomization import RandomizationSpace
 from .curves import Curve
 from .degenerate import DegenerateRegion
-from .grids import GridKind
-from .report_evaluations import EvaluationOptions, RunEvaluation
+from .evaluations import EvaluationOptions, RunEvaluation
 from .run_data import RunData
-from .solved import SolvedCriterion
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+from ...evaluation.sweeps import SweepResult
 from ...randomization import RandomizationSpace
-from ..sweeps import SweepResult
 from .style import dimension_label, method_color, new_figure, set_title, solved_line
 
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 from matplotlib.figure import Figure
 
+from ...evaluation.solved import SolvedCriterion
 from ..curves import Curve, aggregate, ended_early
-from ..solved import SolvedCriterion
 from .style import method_color, new_figure, set_title, solved_line, steps_axis
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..evaluation.sweeps import SweepResult
 from ..randomization import RandomizationSpace
-from .sweeps import SweepResult
 
 
 @dataclass(frozen=True)

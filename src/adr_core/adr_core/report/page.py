@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .curves import metric_column
+from .evaluations import methods_of
 from .outcome import outcome_line
-from .report_evaluations import methods_of
 from .summary import Block, Bullets, Heading, Image, Paragraph, Table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .report_model import EnvReport, ReportOptions
+    from .model import EnvReport, ReportOptions
 
 CAPTIONS = {
     "generalization": "Generalization: the final deterministic policy over each randomized dimension (others at "

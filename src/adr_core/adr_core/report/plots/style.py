@@ -9,8 +9,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from ...evaluation.solved import SolvedCriterion
 from ...randomization import RandomizationSpace
-from ..solved import SolvedCriterion
 
 METHOD_COLORS = {"ADR": "#d62728", "UDR": "#1f77b4", "oracle": "#2ca02c", "baseline": "#7f7f7f"}
 EXTRA_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")

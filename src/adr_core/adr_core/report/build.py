@@ -20,11 +20,15 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..evaluation.grids import default_settings, sweep_grid
+from ..evaluation.solved import SolvedCriterion, solved_criterion
 from ..randomization import RandomizationSpace
 from .curves import Curve, checkpoint_curve, evaluation_curve, metric_column, training_curves
 from .degenerate import DegenerateRegion, applicable, degenerate_regions
-from .grids import default_settings, sweep_grid
+from .evaluations import RunEvaluation, evaluate_runs, methods_of
+from .model import EnvReport, ReportOptions
 from .outcome import outcome_line
+from .page import CAPTIONS, page_blocks
 from .plots import (
     generalization_figure,
     heatmap_figure,
@@ -33,12 +37,8 @@ from .plots import (
     sampling_histograms_figure,
     save_figure,
 )
-from .report_evaluations import RunEvaluation, evaluate_runs, methods_of
-from .report_model import EnvReport, ReportOptions
-from .report_page import CAPTIONS, page_blocks
 from .run_data import RunData, find_runs, load_run, method_sort_key
 from .sampling_stats import late_samples, stage_histograms
-from .solved import SolvedCriterion, solved_criterion
 from .summary import write_documents
 
 FIGURES = "figures"

@@ -1,0 +1,70 @@
+"""Console script ``adr-report``: evaluate the final policies of runs and build the paper's figures and a summary."""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..base.checkpoint import CheckpointError
+from ..cli_types import at_least, writable_dir
+from ..evaluation.cli import _common_options, _kind
+from ..randomization import RandomizationError
+from .build import ReportOptions, build_report
+from .evaluations import EvaluationOptions
+from .run_data import RunDataError
+
+REPORT_DESCRIPTION = """\
+Evaluate the final policies of one or more runs and regenerate the paper's figures: generalization curve
+(mean +- std across seeds, "solved" line) or, for 2-D spaces, the heat map with the sampling histogram overlaid;
+learning curves on the reference and hard settings (from the run's evaluation.csv, else from its kept
+checkpoints); training curves from metrics.csv; sampling histograms per training stage ("adaptive sampling");
+discriminator reward and proposal spread over time. PNG + SVG, a one-page summary.md + summary.html with a table
+of the numbers, and a flag for ranges where ADR's sampler concentrates while the policy never solves them
+(paper appendix: likely degenerate ranges).
+
+RUN_DIR: run directories (adr-train or node graph; method, seed and env are read from each config.yaml), or
+folders holding run directories (e.g. runs/). Runs are grouped by environment, then by method
+(ADR, UDR, oracle, baseline). All evaluation episodes of all runs share one pool of --workers processes."""
+
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="adr-report", description=REPORT_DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="examples:\n  adr-report runs/ll_adr_s0 --out runs/ll_adr_s0/report\n"
+                                            "  adr-report runs/ --out report/ --seeds 0 1 2 3 4")
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories or folders of run directories")
+    parser.add_argument("--out", type=Path, required=True, help="output directory of the report")
+    _common_options(parser)
+    parser.add_argument("--curve-episodes", type=int, default=5, metavar="K",
+                        help="episodes per setting point for each checkpoint of a learning curve [5]")
+    parser.add_argument("--reference-episodes", type=at_least(1), default=100, metavar="N",
+                        help="at least N episodes of the final policy at the reference setting, spread over the "
+                             "evaluation seeds: the outcome line's figure and its 95%% interval [100]")
+    parser.add_argument("--curve-seeds", type=int, nargs="+", default=[0], metavar="S",
+                        help="evaluation seeds of the learning-curve points [0]")
+    parser.add_argument("--max-checkpoints", type=int, default=10, metavar="N",
+                        help="at most N kept checkpoints per run are evaluated for learning curves [10]")
+    parser.add_argument("--no-checkpoint-curves", action="store_true",
+                        help="do not evaluate kept checkpoints (learning curves only from evaluation.csv)")
+    parser.add_argument("--stages", type=int, default=4, help="training stages of the sampling histograms [4]")
+    parser.add_argument("--bins", type=int, default=20, help="bins of the sampling histograms [20]")
+    parser.add_argument("--formats", nargs="+", default=["png", "svg"], help="figure formats [png svg]")
+    args = parser.parse_args(argv)
+    try:
+        writable_dir(args.out)
+    except ValueError as error:
+        parser.error(str(error))
+    evaluation = EvaluationOptions(episodes=args.episodes, seeds=tuple(args.seeds), curve_episodes=args.curve_episodes,
+                                   reference_episodes=args.reference_episodes,
+                                   curve_seeds=tuple(args.curve_seeds), checkpoint_curves=not args.no_checkpoint_curves,
+                                   max_checkpoints=args.max_checkpoints, workers=args.workers)
+    options = ReportOptions(evaluation=evaluation, grid_kind=_kind(args.grid), points=args.points, stages=args.stages,
+                            bins=args.bins, formats=tuple(args.formats))
+    try:
+        build_report(args.runs, args.out, options, log=lambda line: print(line, flush=True))
+    except (RunDataError, CheckpointError, RandomizationError, ValueError) as error:
+        print(f"adr-report: error: {error}", file=sys.stderr)
+        return 2
+    return 0
