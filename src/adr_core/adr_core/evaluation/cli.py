@@ -8,15 +8,15 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import at_least, writable_dir
+from ..cli_types import writable_dir
 from ..randomization import RandomizationError
-from .grids import DEFAULT_POINTS, GridKind, default_settings, sweep_grid
+from .grids import DEFAULT_POINTS, default_settings, sweep_grid
+from .options import common_options, grid_kind
 from .policies import CHECKPOINTS, load_policy, resolve_checkpoint
 from .settings import SCORE_FIELDS, SettingScore, evaluate
-from .sweeps import DEFAULT_EPISODES, DEFAULT_SEEDS, RUN_SWEEP_DIR, sweep
+from .sweeps import DEFAULT_EPISODES, RUN_SWEEP_DIR, sweep
 
 SETTINGS_CSV = "settings.csv"
 _LINE_POINTS, _GRID_POINTS = DEFAULT_POINTS["per_dimension"], DEFAULT_POINTS["grid_2d"]
@@ -38,25 +38,6 @@ Writes to --out (default <run>/{RUN_SWEEP_DIR}): sweep.npz, sweep_points.csv (me
 the solved threshold), sweep_episodes.csv (every episode), {SETTINGS_CSV}. adr-report reuses this sweep when its
 options match."""
 
-def _common_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--grid", choices=("auto", "per_dimension", "grid_2d"), default="auto",
-                        help="sweep layout; auto: grid_2d for 2-D spaces, per_dimension otherwise [auto]")
-    parser.add_argument("--points", type=at_least(2), default=None, metavar="N",
-                        help=f"grid points per dimension [{DEFAULT_POINTS['per_dimension']} per-dimension, "
-                             f"{DEFAULT_POINTS['grid_2d']} for a 2-D grid]")
-    parser.add_argument("--episodes", type=at_least(1), default=DEFAULT_EPISODES, metavar="K",
-                        help=f"episodes per point and evaluation seed [{DEFAULT_EPISODES}]")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS), metavar="S",
-                        help=f"evaluation seeds (each gives --episodes different start states) "
-                             f"[{' '.join(map(str, DEFAULT_SEEDS))}]")
-    parser.add_argument("--workers", type=at_least(1), default=None, metavar="N",
-                        help="worker processes (1 torch thread each); 1 = this process [number of CPUs]")
-
-
-def _kind(value: str) -> GridKind | None:
-    return None if value == "auto" else cast(GridKind, value)  # argparse's choices: per_dimension or grid_2d
-
-
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="adr-evaluate", description=EVALUATE_DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -65,13 +46,13 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help=f"output directory [<run>/{RUN_SWEEP_DIR}]")
     parser.add_argument("--max-episode-steps", type=int, default=None, metavar="N",
                         help="episode limit [the run's max_episode_steps, else the env's own]")
-    _common_options(parser)
+    common_options(parser)
     args = parser.parse_args(argv)
     try:
         started = time.perf_counter()
         policy = load_policy(args.run)
         out = writable_dir(args.out or _run_dir_of(resolve_checkpoint(args.run)) / RUN_SWEEP_DIR)
-        grid = sweep_grid(policy.space, _kind(args.grid), args.points)
+        grid = sweep_grid(policy.space, grid_kind(args.grid), args.points)
         print(f"{policy.env_id}: {policy.path} (iteration {policy.iteration}, {policy.agent_steps} agent steps); "
               f"{len(grid)} points x {len(args.seeds)} seeds x {args.episodes} episodes", flush=True)
         result = sweep(policy, grid, episodes=args.episodes, seeds=args.seeds, workers=args.workers,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
 from ..cli_types import at_least, writable_dir
-from ..evaluation.cli import _common_options, _kind
+from ..evaluation.options import common_options, grid_kind
 from ..randomization import RandomizationError
 from .build import ReportOptions, build_report
 from .evaluations import EvaluationOptions
@@ -36,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                             "  adr-report runs/ --out report/ --seeds 0 1 2 3 4")
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories or folders of run directories")
     parser.add_argument("--out", type=Path, required=True, help="output directory of the report")
-    _common_options(parser)
+    common_options(parser)
     parser.add_argument("--curve-episodes", type=int, default=5, metavar="K",
                         help="episodes per setting point for each checkpoint of a learning curve [5]")
     parser.add_argument("--reference-episodes", type=at_least(1), default=100, metavar="N",
@@ -60,8 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                    reference_episodes=args.reference_episodes,
                                    curve_seeds=tuple(args.curve_seeds), checkpoint_curves=not args.no_checkpoint_curves,
                                    max_checkpoints=args.max_checkpoints, workers=args.workers)
-    options = ReportOptions(evaluation=evaluation, grid_kind=_kind(args.grid), points=args.points, stages=args.stages,
-                            bins=args.bins, formats=tuple(args.formats))
+    options = ReportOptions(evaluation=evaluation, grid_kind=grid_kind(args.grid), points=args.points,
+                            stages=args.stages, bins=args.bins, formats=tuple(args.formats))
     try:
         build_report(args.runs, args.out, options, log=lambda line: print(line, flush=True))
     except (RunDataError, CheckpointError, RandomizationError, ValueError) as error:
