@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The README's main job: an ADR training run on LunarLander as the ROS 2 node graph (sampler, one simulator
 # instance, discriminator, trainer as separate processes over DDS) with the fast agent preset
-# (lunar_lander_adr_fast: small SAC, ends once it lands; it does on 4 of 5 held-out seeds,
+# (lunar_lander_adr_fast: small SAC, ends once it lands, confirmed on fresh episodes; 4 of 5 held-out seeds do,
 # docs/benchmarks.md "Time to land"), then the evaluation report of that run. The last line
 # printed says how the final policy does at the reference engine and across the main-engine range.
 #
-#   scripts/train.sh                                    # 2 cores: 3-10 min of training as a graph, then the report
+#   scripts/train.sh                                    # 2 cores: 2-16 min of training as a graph, then the report
 #   scripts/train.sh seed:=1 method:=udr                # any train_sim.launch.py argument (adr_launch ... --show-args)
 #   scripts/train.sh config:=ergo_reacher_adr_fast           # a robot policy: the config sets env and sampler
 #   scripts/train.sh config:=lunar_lander_adr budget:=1000000   # the paper's DDPG protocol (~8 h on 2 cores)

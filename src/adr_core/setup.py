@@ -57,7 +57,7 @@ setup(
         "console_scripts": [
             "adr-train = adr_core.training.cli:main",
             "adr-evaluate = adr_core.evaluation.cli:evaluate_main",
-            "adr-report = adr_core.evaluation.cli:report_main",
+            "adr-report = adr_core.report.cli:main",
             "adr-probe = adr_core.probe.cli:main",
             "adr-export = adr_core.export:main",
         ],

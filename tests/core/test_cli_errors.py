@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from adr_core.cli_types import writable_dir
-from adr_core.evaluation.cli import evaluate_main, report_main
+from adr_core.evaluation.cli import evaluate_main
 from adr_core.export import main as export_main
+from adr_core.report.cli import main as report_main
 from adr_core.training.cli import main as train_main
 
 

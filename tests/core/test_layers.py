@@ -21,7 +21,6 @@ LAYERS = {"base": 0, "yaml_files": 0, "cli_types": 0, "randomization": 1, "rollo
 TOP = 5
 # known exceptions, each with its reason
 ALLOWED = {
-    ("adr_core.evaluation.cli", "adr_core.report.cli"): "adr-report's console script still names evaluation.cli",
     ("adr_core.evaluation.episodes", "adr_core.probe.policies"): "a probe's module:callable policy, imported lazily",
 }
 

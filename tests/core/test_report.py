@@ -9,13 +9,13 @@ import pytest
 from test_evaluation_support import tiny_runs  # noqa: F401
 
 from adr_core.evaluation import load_policy, sweep, sweep_grid
-from adr_core.evaluation.cli import report_main
 from adr_core.evaluation.grids import SweepGrid
 from adr_core.evaluation.points import PointOutcomes
 from adr_core.evaluation.solved import solved_criterion
 from adr_core.evaluation.sweeps import SweepResult
 from adr_core.randomization import load_space
 from adr_core.report.build import ReportOptions, build_report
+from adr_core.report.cli import main as report_main
 from adr_core.report.degenerate import degenerate_regions
 from adr_core.report.evaluations import EvaluationOptions
 from adr_core.report.outcome import wilson_interval

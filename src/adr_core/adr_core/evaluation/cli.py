@@ -74,13 +74,6 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def report_main(argv: Sequence[str] | None = None) -> int:
-    """``adr-report`` (its console-script entry point names this function): ``adr_core.report.cli.main``."""
-    from ..report.cli import main
-
-    return main(argv)
-
-
 def _run_dir_of(checkpoint: Path) -> Path:
     return checkpoint.parent.parent if checkpoint.parent.name == CHECKPOINTS else checkpoint.parent
 
