@@ -33,7 +33,6 @@ from .discriminator import DiscriminatorRewarder
 from .iteration import Proposals, propose, score_then_train, update_sampler
 from .randomization import RandomizationSpace
 from .rollout import Policy, Trajectory, rollout
-from .samplers import make_sampler
 from .training.config import TrainConfig
 
 LOOP_FORMAT = 1
@@ -96,8 +95,7 @@ class ADRLoop:
         self.config, self.space = config, space
         self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
         seed = config.seed
-        self.sampler = make_sampler(config.sampler, space, config.resolved_svpg(), component_seed(seed, "sampler"),
-                                    config.fixed_range)
+        self.sampler = config.make_sampler(space, component_seed(seed, "sampler"))
         self.learns = self.sampler.learns_from_rewards
         self.discriminator = (DiscriminatorRewarder(obs_dim, act_dim, config.discriminator,
                                                     component_seed(seed, "discriminator")) if self.learns else None)

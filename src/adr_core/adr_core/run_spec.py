@@ -59,7 +59,6 @@ class RunSpec:
     @classmethod
     def resolve(cls, config: TrainConfig) -> RunSpec:
         from .envs import make_env
-        from .samplers import make_sampler
 
         resolved = dataclasses.replace(config, svpg=config.resolved_svpg())
         env = make_env(config.env_id, **config.env_kwargs())
@@ -69,7 +68,7 @@ class RunSpec:
             act_dim = int(np.prod(env.action_space.shape or ()))
         finally:
             env.close()
-        sampler = make_sampler(config.sampler, space, resolved.svpg, 0, config.fixed_range)
+        sampler = config.make_sampler(space, 0)
         return cls(config=resolved.to_dict(), env_id=config.env_id, space=space.to_dict(), obs_dim=obs_dim,
                    act_dim=act_dim, slots=sampler.num_proposals, learns_from_rewards=sampler.learns_from_rewards)
 

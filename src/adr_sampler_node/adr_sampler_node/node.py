@@ -22,7 +22,7 @@ from rclpy.node import Node
 from adr_core.base.seeding import component_seed
 from adr_core.iteration import propose, update_sampler
 from adr_core.report.sampling_stats import mean_pairwise_distance
-from adr_core.samplers import Sampler, SamplerError, make_sampler
+from adr_core.samplers import Sampler, SamplerError
 from adr_interfaces.msg import ParameterSet, ParticleRewards, SampleHistogram, SamplerState
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
 from adr_ros import parameter_sets, qos, run_ids, topics
@@ -49,8 +49,7 @@ class SamplerNode(Node):
             description="Load the state named by <run_dir>/checkpoints/latest.json", read_only=True)).value
         cfg = self.config
         self.space = spec.randomization_space()
-        self.sampler: Sampler = make_sampler(cfg.sampler, self.space, cfg.resolved_svpg(),
-                                             component_seed(cfg.seed, COMPONENT), cfg.fixed_range)
+        self.sampler: Sampler = cfg.make_sampler(self.space, component_seed(cfg.seed, COMPONENT))
         self.iteration = 0  # the next iteration to propose
         self.awaiting_rewards_of: int | None = None
         self.answered: tuple[int, list[ParameterSet]] | None = None  # the last iteration proposed, for re-asks

@@ -12,17 +12,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
-from ..base.seeding import component_seed
-from ..discriminator import DiscriminatorRewarder
-from ..envs import make_env
 from ..evaluation.episodes import PolicySpec
 from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
-from ..samplers import make_sampler
+from ..training.components import build_run_parts
 from ..training.config import TrainConfig
 from ..training.driver import Hook, drive
 from .failure import FailureMap, FailureRegion, failure_region, sweep_training_range
@@ -31,9 +28,8 @@ from .policies import FrozenPolicy, check_policy
 from .record import ProbeRecorder
 
 if TYPE_CHECKING:
-    from gymnasium.spaces import Box
 
-    from ..envs.randomized import RandomizedEnvMixin
+    pass
 
 __all__ = ["FOCUS_RATIO", "Probe", "ProbeResult", "focus_statistics"]
 
@@ -71,18 +67,11 @@ class Probe:
         # default of one per core spins against any other busy process (40x slower steps seen on 2 cores)
         torch.set_num_threads(config.torch_threads or 1)
         self.config, self.frozen = config, policy
-        env_kwargs = config.env_kwargs()
-        self.randomized_env = make_env(config.env_id, **env_kwargs)
-        self.reference_env = make_env(config.env_id, **env_kwargs)
+        parts = build_run_parts(config)  # envs, sampler, discriminator: as the trainer builds them
+        self.randomized_env, self.reference_env, self.space = parts.randomized_env, parts.reference_env, parts.space
         check_policy(policy, self.randomized_env)
-        self.space = cast("RandomizedEnvMixin", self.randomized_env.unwrapped).randomization_space
-        obs_dim = int(np.prod(cast("Box", self.randomized_env.observation_space).shape))
-        act_dim = int(np.prod(cast("Box", self.randomized_env.action_space).shape))
+        self.sampler, self.discriminator = parts.sampler, parts.discriminator
         seed = config.seed
-        self.sampler = make_sampler(config.sampler, self.space, config.resolved_svpg(),
-                                    component_seed(seed, "sampler"), config.fixed_range)
-        self.discriminator = DiscriminatorRewarder(obs_dim, act_dim, config.discriminator,
-                                                   component_seed(seed, "discriminator"))
         self.components = Components(self.space, self.sampler, self.discriminator, self.randomized_env,
                                      self.reference_env, RolloutSettings(seed, exploration_noise, exploration_noise,
                                                                          config.rollout_max_steps))

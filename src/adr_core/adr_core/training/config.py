@@ -18,14 +18,17 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..agents.config import AgentConfig
 from ..base.fields import option
 from ..discriminator import DiscriminatorConfig
-from ..samplers import SAMPLER_KINDS
+from ..samplers import SAMPLER_KINDS, Sampler
 from ..samplers.svpg import SVPGConfig
 from ..yaml_files import read_yaml_mapping, write_yaml
+
+if TYPE_CHECKING:
+    from ..randomization import RandomizationSpace
 
 
 class ConfigError(ValueError):
@@ -222,6 +225,13 @@ class TrainConfig:
 
     def resolved_svpg(self) -> SVPGConfig:
         return dataclasses.replace(self.svpg, num_particles=self.num_particles)
+
+    def make_sampler(self, space: RandomizationSpace, seed: int) -> Sampler:
+        """This run's sampler over ``space`` (the one place a config becomes a sampler; ``seed``: the component's
+        seed, ``component_seed(run seed, "sampler")`` in every runner)."""
+        from ..samplers import make_sampler
+
+        return make_sampler(self.sampler, space, self.resolved_svpg(), seed, self.fixed_range)
 
     # ---------------------------------------------------------------- (de)serialization
     def to_dict(self) -> dict[str, Any]:

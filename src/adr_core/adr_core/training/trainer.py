@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import torch
 
 from .. import run_dir
 from ..agents import ActorPolicy, OffPolicyAgent, make_agent
-from ..discriminator import DiscriminatorRewarder
-from ..envs import make_env
 from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
 
 __all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "early_stop", "periodic_evaluation", "resolve_device"]
@@ -31,15 +28,14 @@ from ..base.checkpoint import (
     set_global_rng_state,
 )
 from ..base.seeding import component_seed
-from ..samplers import Sampler, make_sampler
+from ..samplers import Sampler
+from .components import build_run_parts
 from .config import ConfigError, TrainConfig
 from .driver import Hook, drive
 from .hooks import CheckpointHook, EarlyStopHook, EvaluationHook, ProgressHook, RunLogHook, open_run_log
 
 if TYPE_CHECKING:
-    from gymnasium.spaces import Box
 
-    from ..envs.randomized import RandomizedEnvMixin
     from ..evaluation.early_stop import EarlyStop
     from ..evaluation.periodic import PeriodicEvaluation
 
@@ -106,20 +102,13 @@ class Trainer:
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
 
-        env_kwargs = config.env_kwargs()
-        self.randomized_env = make_env(config.env_id, **env_kwargs)
-        self.reference_env = make_env(config.env_id, **env_kwargs)
-        self.space = cast("RandomizedEnvMixin", self.randomized_env.unwrapped).randomization_space
-        self.obs_dim = int(np.prod(cast("Box", self.randomized_env.observation_space).shape))
-        self.act_dim = int(np.prod(cast("Box", self.randomized_env.action_space).shape))
-
-        seed = config.seed
+        parts = build_run_parts(config, self.device)  # envs, sampler, discriminator (components.py)
+        self.randomized_env, self.reference_env, self.space = parts.randomized_env, parts.reference_env, parts.space
+        self.obs_dim, self.act_dim = parts.obs_dim, parts.act_dim
+        self.sampler: Sampler = parts.sampler
+        self.discriminator = parts.discriminator
         self.agent: OffPolicyAgent = make_agent(config.agent, self.obs_dim, self.act_dim,
-                                                component_seed(seed, "agent"), self.device)
-        self.sampler: Sampler = make_sampler(config.sampler, self.space, config.resolved_svpg(),
-                                             component_seed(seed, "sampler"), config.fixed_range)
-        self.discriminator = DiscriminatorRewarder(self.obs_dim, self.act_dim, config.discriminator,
-                                                   component_seed(seed, "discriminator"), self.device)
+                                                component_seed(config.seed, "agent"), self.device)
         self._learner_pool = (ThreadPoolExecutor(1, thread_name_prefix="adr-discriminator")
                               if config.concurrent_learning else None)
         self.iteration = 0
