@@ -12,5 +12,5 @@ def tiny_config(**overrides) -> TrainConfig:
             "agent": {"hidden_sizes": [64, 64], "batch_size": 32, "learning_starts": 200, "buffer_capacity": 5000},
             "discriminator": {"steps_per_transition": 0.05}}
     for key, value in overrides.items():
-        data[key] = {**data[key], **value} if isinstance(value, dict) else value
+        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
     return TrainConfig.from_dict(data)

@@ -117,7 +117,7 @@ SERVED_EXIT_GRACE_S = 10.0  # a helper still running this long after the trainer
 
 # launch name -> core sampler kind (adr_core.samplers.METHOD_SAMPLERS, which a test keeps equal: this module imports
 # no adr_core at load time, so that a launch file's argument check stays fast)
-METHODS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed"}
+METHODS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed", "boundary_adr": "boundary_adr"}
 
 DDS_INTERFACES = Argument(
     "dds_interfaces", dds_interfaces.DEFAULT, "network interfaces the nodes' DDS (Fast DDS) listens on: loopback "
@@ -136,7 +136,8 @@ TRAIN_SIM_ARGUMENTS = (
         "method",
         "",
         "how simulator settings are chosen: adr (SVPG + discriminator), udr (uniform), "
-        "baseline (reference only), oracle (uniform over the space's 'hard' range); empty: the config's sampler "
+        "baseline (reference only), oracle (uniform over the space's 'hard' range), boundary_adr (OpenAI 2019's "
+        "ranges that grow where the policy succeeds; beyond the paper); empty: the config's sampler "
         "(adr without config:=); given with config:=, it replaces the config's sampler and keeps its agent",
         tuple(METHODS),
     ),

@@ -30,7 +30,7 @@ import numpy as np
 
 from .base.seeding import component_seed
 from .discriminator import DiscriminatorRewarder
-from .iteration import Proposals, propose, score_then_train, update_sampler
+from .iteration import Proposals, outcome_scores, propose, score_then_train, update_sampler
 from .randomization import RandomizationSpace
 from .rollout import Policy, Trajectory, rollout
 from .training.config import TrainConfig
@@ -192,6 +192,8 @@ class ADRLoop:
             reference = [self._reference_episode(policy, slot, noise) for slot in range(self.slots)]
             rewards, metrics = score_then_train(self.discriminator, randomized, reference)
             metrics["reference_return_mean"] = float(np.mean([t.episode_return for t in reference]))
+        elif self.sampler.learns_from_outcomes:  # boundary ADR: the episodes' task scores
+            rewards = outcome_scores(randomized)
         metrics.update(update_sampler(self.sampler, rewards))
         if rewards is not None:
             metrics["sampler_reward_mean"] = float(rewards.mean())

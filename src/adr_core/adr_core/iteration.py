@@ -99,9 +99,17 @@ def score_then_train(discriminator: DiscriminatorRewarder, randomized: list[Traj
     return rewards, metrics
 
 
+def outcome_scores(randomized: list[Trajectory]) -> np.ndarray:
+    """The task score of each slot's randomized episode, in slot order: 1.0 when the env's success rule says
+    solved, else 0.0 (what boundary ADR learns from)."""
+    return np.array([float(t.solved) for t in sorted(randomized, key=lambda t: t.slot)], dtype=np.float64)
+
+
 def update_sampler(sampler: Sampler, rewards: np.ndarray | None) -> dict[str, float]:
-    """SVPG's step on the rewards of its proposals (nothing for samplers that do not learn)."""
-    return sampler.update(rewards) if sampler.learns_from_rewards and rewards is not None else {}
+    """The sampler's step on what it learns from: SVPG on the discriminator rewards of its proposals, boundary ADR on
+    their task scores (``outcome_scores``); nothing for samplers that do not learn."""
+    learns = sampler.learns_from_rewards or sampler.learns_from_outcomes
+    return sampler.update(rewards) if learns and rewards is not None else {}
 
 
 def update_agent(agent: OffPolicyAgent, randomized: list[Trajectory], budget: int | None = None,
@@ -124,7 +132,9 @@ def _mean(values: list[float]) -> float:
 
 # The columns each producer fills (the graph carries them as name/value pairs in its messages).
 DISCRIMINATOR_COLUMNS = ("d_randomized", "d_reference", "discriminator_loss", "discriminator_steps")
-SAMPLER_COLUMNS = ("svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std")
+SAMPLER_COLUMNS = ("svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std",
+                   "boundary_width_mean", "boundary_low_mean", "boundary_high_mean", "boundary_edges_moved",
+                   "boundary_stale_scores")
 
 
 def own_columns(metrics: dict[str, float], columns: tuple[str, ...]) -> dict[str, float]:
@@ -221,6 +231,8 @@ def run_iteration(parts: Components, iteration: int, policy: Policy, policy_vers
         if pending is not None:  # also when the agent's update failed: the thread is not left running
             (rewards, discriminator_metrics), time_discriminator = pending.result()
     t3 = clock()
+    if parts.sampler.learns_from_outcomes:  # boundary ADR: the task scores, not a discriminator's
+        rewards = outcome_scores(randomized)
     sampler_metrics = update_sampler(parts.sampler, rewards)
     t4 = clock()
     return IterationResult(

@@ -28,7 +28,7 @@ import numpy as np
 from .randomization import RandomizationSpace
 from .training.config import ConfigError, TrainConfig
 
-SPEC_VERSION = 2
+SPEC_VERSION = 3
 RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -53,6 +53,7 @@ class RunSpec:
     act_dim: int
     slots: int  # proposals (rollout slots) per iteration
     learns_from_rewards: bool  # ADR: reference rollouts, discriminator rewards
+    learns_from_outcomes: bool = False  # boundary ADR: the trainer sends each slot's task score to the sampler
     run_id: str = ""  # carried in every message of the run (new_run_id); empty: a node started on its own
     version: int = SPEC_VERSION
 
@@ -70,7 +71,8 @@ class RunSpec:
             env.close()
         sampler = config.make_sampler(space, 0)
         return cls(config=resolved.to_dict(), env_id=config.env_id, space=space.to_dict(), obs_dim=obs_dim,
-                   act_dim=act_dim, slots=sampler.num_proposals, learns_from_rewards=sampler.learns_from_rewards)
+                   act_dim=act_dim, slots=sampler.num_proposals, learns_from_rewards=sampler.learns_from_rewards,
+                   learns_from_outcomes=sampler.learns_from_outcomes)
 
     def train_config(self) -> TrainConfig:
         return TrainConfig.from_dict(self.config)

@@ -123,7 +123,7 @@ class SamplerNode(Node):
         response.success = True
         response.message = f"iteration {self.iteration}: {len(normalized)} proposals"
         self.answered = (self.iteration, list(response.proposals))
-        if self.sampler.learns_from_rewards:
+        if self.sampler.learns_from_rewards or self.sampler.learns_from_outcomes:
             self.awaiting_rewards_of = self.iteration
         else:
             self._complete_iteration({})
@@ -136,7 +136,7 @@ class SamplerNode(Node):
         if refusal is not None:
             self.diagnostics.reject("run_id", refusal)
             return
-        if not self.sampler.learns_from_rewards:
+        if not (self.sampler.learns_from_rewards or self.sampler.learns_from_outcomes):
             self.diagnostics.reject("not_learning", f"{self.config.sampler} sampler ignores rewards")
             return
         if msg.iteration < self.iteration:  # (awaiting k means self.iteration is still k)
@@ -153,7 +153,9 @@ class SamplerNode(Node):
                                              f"got {slots.size} slots and {rewards.size} rewards")
             return
         try:
-            metrics = update_sampler(self.sampler, rewards)  # the core's step (SVPG, eq. 2)
+            # the core's step: SVPG (eq. 2) on the discriminator's rewards; boundary ADR on the task scores the
+            # trainer sends (the same message)
+            metrics = update_sampler(self.sampler, rewards)
         except SamplerError as error:
             self.diagnostics.reject("rewards", str(error))
             return

@@ -31,7 +31,7 @@ from adr_core.agents import make_agent
 from adr_core.base.checkpoint import CheckpointError, CheckpointSchedule
 from adr_core.base.seeding import component_seed
 from adr_core.evaluation.early_stop import EarlyStop
-from adr_core.iteration import DISCRIMINATOR_COLUMNS, SAMPLER_COLUMNS, IterationResult, update_agent
+from adr_core.iteration import DISCRIMINATOR_COLUMNS, SAMPLER_COLUMNS, IterationResult, outcome_scores, update_agent
 from adr_core.probe.policies import load_frozen_policy
 from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.samplers.svpg import REWARD_LIMIT
@@ -44,7 +44,7 @@ from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewar
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
 from adr_ros import policy_weights, qos, run_ids, topics
-from adr_ros.arrays import from_field
+from adr_ros.arrays import from_field, to_field
 from adr_ros.checkpoints import checkpoint_dir, component_file, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
@@ -103,6 +103,8 @@ class TrainerNode(Node):
                 raise ConfigError("mode probe needs the frozen_policy parameter")
             self.frozen = load_frozen_policy(frozen_spec, cfg.env_id, self.space)
         self.slots, self.learns_from_rewards = spec.slots, spec.learns_from_rewards
+        self.learns_from_outcomes = spec.learns_from_outcomes  # boundary ADR: this node sends the task scores
+        self.sampler_learns = self.learns_from_rewards or self.learns_from_outcomes
         self.iteration, self.wall_time = 0, 0.0
         self.last_learning_s = 0.0  # the last agent update block, for the Ctrl-C message
         if resume:
@@ -128,6 +130,9 @@ class TrainerNode(Node):
                                  callback_group=group)
         self.rewards_sub = self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards,
                                                     qos.RELIABLE_HISTORY, callback_group=group)
+        # boundary ADR: the task scores of each iteration's slots go to the sampler as its "rewards"
+        self.outcomes_pub = (self.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
+                             if self.learns_from_outcomes else None)
         # a reader history deeper than the publisher's 1: a burst from another publisher on the topic cannot
         # displace the sampler's state of an iteration before this node has taken it (a fuzz storm did)
         self.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.RELIABLE_HISTORY,
@@ -172,6 +177,8 @@ class TrainerNode(Node):
         return False
 
     def on_rewards(self, msg: ParticleRewards) -> None:
+        if self.learns_from_outcomes:  # boundary ADR: this node computes the scores it sends; none come in
+            return
         if self._stale(int(msg.iteration)):
             return
         values = from_field(msg.metric_values, np.float64)
@@ -309,7 +316,7 @@ class TrainerNode(Node):
         self.publish_weights()
         rewards = self._rewards_of(k)
         sampler_metrics = self._sampler_metrics_of(k)
-        if self.stop_requested.is_set() and self.learns_from_rewards and (rewards is None or sampler_metrics is None):
+        if self.stop_requested.is_set() and self.sampler_learns and (rewards is None or sampler_metrics is None):
             # a helper died (or the graph stops) before finishing iteration k: no consistent state of k exists, so
             # the agent goes back to its state after k - 1, which the final checkpoint then ties to the helpers'
             # states of k - 1 (on disk since k - 1 completed)
@@ -412,7 +419,10 @@ class TrainerNode(Node):
         if self.dispatcher.report.reassigned:
             self.diagnostics.count("rollouts_reassigned", self.dispatcher.report.reassigned)
         if not self.learns_from_rewards:
-            return self.inbox.take(k, self.slots)
+            randomized = self.inbox.take(k, self.slots)
+            if self.learns_from_outcomes:
+                self.publish_outcomes(k, randomized)
+            return randomized
         # ADR: each goal published its reference trajectory before it succeeded; wait for their delivery (metrics)
         deadline = time.monotonic() + 10.0
         while self.inbox.missing(k, self.slots, "reference") and time.monotonic() < deadline:
@@ -428,6 +438,18 @@ class TrainerNode(Node):
         self.references[k] = taken["reference"]
         self.publish_acceptance(k, [*taken["randomized"], *taken["reference"]])
         return taken["randomized"]
+
+    def publish_outcomes(self, k: int, randomized: list[Trajectory]) -> None:
+        """Boundary ADR: each slot's task score (``outcome_scores``: solved 1, else 0) to the sampler, on the topic the
+        discriminator's rewards use for ADR; kept here too, as the iteration's ``rewards``."""
+        assert self.outcomes_pub is not None
+        scores = outcome_scores(randomized)
+        self.rewards[k] = scores
+        msg = ParticleRewards(run_id=self.run_id, iteration=k)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.slots = to_field(np.arange(self.slots), np.uint32)
+        msg.rewards = to_field(scores, np.float64)
+        self.outcomes_pub.publish(msg)
 
     def publish_acceptance(self, k: int, accepted: list[Trajectory]) -> None:
         """Which trajectory counts for each slot of iteration k, by digest: the discriminator scores exactly these
@@ -498,7 +520,7 @@ class TrainerNode(Node):
             raise StopRequested
 
     def _rewards_of(self, k: int) -> np.ndarray | None:
-        if not self.learns_from_rewards:
+        if not self.sampler_learns:
             return None
         # sync: the row waits for them (a loaded machine may take seconds); the discriminator and the sampler are
         # required nodes, so a dead one stops the graph rather than this wait
@@ -512,7 +534,7 @@ class TrainerNode(Node):
     def _sampler_metrics_of(self, k: int) -> dict[str, float] | None:
         """The sampler's update statistics of iteration k (it publishes them once the rewards of k arrived); None:
         they did not come (in time)."""
-        if not self.learns_from_rewards:
+        if not self.sampler_learns:
             return {}
         # sync: the row waits for them (a loaded machine may take seconds); the discriminator and the sampler are
         # required nodes, so a dead one stops the graph rather than this wait

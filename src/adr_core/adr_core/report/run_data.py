@@ -22,7 +22,7 @@ from ..samplers import SAMPLER_KINDS, method_of
 
 CONFIG, METRICS, SAMPLES = "config.yaml", "metrics.csv", "sampled_parameters.csv"
 METHOD_LABELS = {kind: LABELS[method_of(kind)] for kind in SAMPLER_KINDS}  # sampler kind -> method label
-METHOD_ORDER = tuple(LABELS[m] for m in ("adr", "udr", "oracle", "baseline"))
+METHOD_ORDER = tuple(LABELS[m] for m in ("adr", "udr", "oracle", "baseline", "boundary_adr"))
 
 
 class RunDataError(ValueError):

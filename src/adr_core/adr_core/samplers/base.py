@@ -1,7 +1,8 @@
 """The one sampler interface shared by ADR (SVPG), UDR, baseline and fixed-range samplers.
 
     sampler.propose() -> (n, d) float64 points in the normalized coordinates of the randomization space
-    sampler.update(rewards)  -> metrics   rewards: (n,) in proposal order (``learns_from_rewards`` samplers only)
+    sampler.update(rewards)  -> metrics   rewards: (n,) in proposal order: discriminator rewards
+                                          (``learns_from_rewards``) or task scores (``learns_from_outcomes``)
     sampler.state_dict() / sampler.load_state_dict(state)
 
 ``propose`` and ``update`` alternate: every proposal batch is answered by one ``update`` call.
@@ -21,6 +22,7 @@ class SamplerError(ValueError):
 class Sampler(ABC):
     name: str = ""
     learns_from_rewards: bool = False  # True: the trainer needs reference rollouts and discriminator rewards
+    learns_from_outcomes: bool = False  # True: ``update`` takes the task score of each proposal (boundary ADR)
 
     @property
     @abstractmethod

@@ -24,6 +24,7 @@ from ..agents.config import AgentConfig
 from ..base.fields import option
 from ..discriminator import DiscriminatorConfig
 from ..samplers import SAMPLER_KINDS, Sampler
+from ..samplers.boundary import BoundaryConfig
 from ..samplers.svpg import SVPGConfig
 from ..yaml_files import read_yaml_mapping, write_yaml
 
@@ -51,7 +52,9 @@ class TrainConfig:
                                      "of its optional ones (docs/environments.md).")
     sampler: str = option("adr", "Where environment parameters come from: 'adr' (SVPG particles + discriminator "
                                  "reward), 'udr' (uniform over the training range), 'baseline' (reference only), "
-                                 "'fixed' (uniform over the named range `fixed_range`, the paper's oracle).")
+                                 "'fixed' (uniform over the named range `fixed_range`, the paper's oracle), "
+                                 "'boundary_adr' (OpenAI 2019's per-dimension ranges that grow where the policy "
+                                 "succeeds at their edge, keys boundary.*; beyond the paper).")
     fixed_range: str = option("hard", "Named range of the space used by sampler 'fixed' (LunarLander 'hard' = "
                                       "main engine strength [8, 11], the paper's oracle).")
     seed: int = option(0, "Run seed; agent, sampler, discriminator and every rollout derive their randomness from it.")
@@ -122,6 +125,8 @@ class TrainConfig:
     svpg: SVPGConfig = field(default_factory=SVPGConfig, metadata={"help": "SVPG particle hyperparameters."})
     discriminator: DiscriminatorConfig = field(default_factory=DiscriminatorConfig,
                                                metadata={"help": "Discriminator rewarder hyperparameters."})
+    boundary: BoundaryConfig = field(default_factory=BoundaryConfig,
+                                     metadata={"help": "Boundary ADR (sampler boundary_adr) hyperparameters."})
 
     # fields that may differ when a run is resumed
     RUNTIME_FIELDS: typing.ClassVar[tuple[str, ...]] = (
@@ -136,7 +141,8 @@ class TrainConfig:
         from ..randomization import RandomizationError
 
         nested: tuple[tuple[str, type], ...] = (
-            ("agent", AgentConfig), ("svpg", SVPGConfig), ("discriminator", DiscriminatorConfig))
+            ("agent", AgentConfig), ("svpg", SVPGConfig), ("discriminator", DiscriminatorConfig),
+            ("boundary", BoundaryConfig))
         for name, kind in nested:  # TrainConfig(svpg={"num_particles": 5}) is read like the YAML mapping
             value = getattr(self, name)
             if isinstance(value, Mapping):
@@ -187,6 +193,14 @@ class TrainConfig:
             raise ConfigError(f"rollout_max_steps must be >= 1 or null, got {self.rollout_max_steps}")
         if self.reference_exploration_noise is not None and self.reference_exploration_noise < 0:
             raise ConfigError(f"reference_exploration_noise must be >= 0, got {self.reference_exploration_noise}")
+        if self.sampler == "boundary_adr" and self.boundary.initial_range is not None:
+            from ..randomization import RandomizationError as SpaceError
+            from ..randomization import space_of
+
+            try:
+                space_of(self.env_id, self.space).range_box(self.boundary.initial_range)
+            except SpaceError as error:
+                raise ConfigError(f"boundary.initial_range: {error}") from None
 
     def _check_space(self) -> None:
         from ..randomization import RandomizationError, load_space
@@ -231,7 +245,7 @@ class TrainConfig:
         seed, ``component_seed(run seed, "sampler")`` in every runner)."""
         from ..samplers import make_sampler
 
-        return make_sampler(self.sampler, space, self.resolved_svpg(), seed, self.fixed_range)
+        return make_sampler(self.sampler, space, self.resolved_svpg(), seed, self.fixed_range, self.boundary)
 
     # ---------------------------------------------------------------- (de)serialization
     def to_dict(self) -> dict[str, Any]:

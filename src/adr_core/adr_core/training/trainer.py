@@ -49,6 +49,7 @@ METRIC_COLUMNS = (
     "critic_loss", "actor_loss", "entropy_alpha", "policy_entropy", "n_updates",
     "discriminator_loss", "discriminator_steps",
     "svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std",
+    "boundary_width_mean", "boundary_low_mean", "boundary_high_mean", "boundary_edges_moved",  # boundary ADR's ranges
     "time_rollouts_s", "time_agent_s", "time_sampler_s", "time_discriminator_s", "time_iteration_s",
     "time_transport_s",  # graph runs: summed publish -> receive time of the iteration's randomized trajectories
 )

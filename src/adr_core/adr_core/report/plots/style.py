@@ -12,7 +12,8 @@ from matplotlib.ticker import FuncFormatter
 from ...evaluation.solved import SolvedCriterion
 from ...randomization import RandomizationSpace
 
-METHOD_COLORS = {"ADR": "#d62728", "UDR": "#1f77b4", "oracle": "#2ca02c", "baseline": "#7f7f7f"}
+METHOD_COLORS = {"ADR": "#d62728", "UDR": "#1f77b4", "oracle": "#2ca02c", "baseline": "#7f7f7f",
+                 "boundary ADR": "#9467bd"}
 EXTRA_COLORS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 SOLVED_LABEL_STYLE: dict[str, Any] = dict(color="black", linestyle="--", linewidth=1.0)
 FORMATS = ("png", "svg")
