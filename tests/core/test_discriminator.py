@@ -106,3 +106,20 @@ def test_state_inputs_see_outcomes_not_dynamics():
     assert abs(by_input["state"]) < 0.1  # the same states: nothing to tell apart
     with pytest.raises(ValueError, match="discriminator.inputs must be one of"):
         DiscriminatorConfig(inputs="pixels")
+
+
+def test_failure_bonus_adds_beta_to_each_unsolved_trajectory_and_nothing_when_off():
+    """The failure-aware reward (issue 32, not the paper's): score + beta * (1 - solved); beta = 0 is the paper's."""
+    import dataclasses
+
+    rng = np.random.default_rng(3)
+    solved = synthetic(rng, "randomized", 0)
+    failed = dataclasses.replace(solved, slot=1, solved=False)
+    solved = dataclasses.replace(solved, solved=True)
+    paper = DiscriminatorRewarder(OBS, ACT, DiscriminatorConfig(), seed=0)
+    aware = DiscriminatorRewarder(OBS, ACT, DiscriminatorConfig(failure_bonus=0.25), seed=0)
+    base = paper.score([solved, failed])
+    assert base[0] == base[1]  # the same transitions: the paper's score cannot tell success from failure
+    np.testing.assert_array_equal(aware.score([solved, failed]), base + np.array([0.0, 0.25]))
+    with pytest.raises(ValueError, match=r"failure_bonus must be in \[0, 100\]"):
+        DiscriminatorConfig(failure_bonus=-1.0)

@@ -11,6 +11,11 @@ Reward definitions (``DiscriminatorConfig.reward``), for a trajectory of T trans
   "log_mean_d_minus_log_half"  log(1/T * sum_t D) - log 0.5                  published code (add_pz=True)
 By Jensen, mean_log_d <= log_mean_d: the paper's form punishes a trajectory for any transition that looks
 like the reference, the published form only for the average.
+
+Failure-aware reward (``failure_bonus`` beta > 0; NOT the paper's, off by default): the score above plus
+beta * (1 - solved), solved in {0, 1} the env's own success rule for that trajectory, so the particles are drawn to
+settings where the current policy fails as well as to settings whose dynamics differ from the reference. The
+discriminator itself (its inputs, loss and training) is unchanged.
 """
 from __future__ import annotations
 
@@ -44,6 +49,9 @@ class DiscriminatorConfig:
                                        "'log_mean_d' or 'log_mean_d_minus_log_half' (the published code's).")
     inputs: str = option("transition", "What D sees of each step: 'transition' = (s, a, s') (paper), or 'state' = "
                                        "s' only (the states the policy reaches, not the dynamics that led there).")
+    failure_bonus: float = option(0.0, "Failure-aware SVPG reward (not the paper's; 0 = off): each randomized "
+                                       "trajectory's score + failure_bonus * (1 - solved), so the particles also "
+                                       "seek settings where the current policy fails (docs/algorithm.md).")
 
     def __post_init__(self) -> None:
         if self.reward not in REWARD_DEFINITIONS:
@@ -55,6 +63,8 @@ class DiscriminatorConfig:
                 raise ValueError(f"discriminator.{name} must be > 0, got {getattr(self, name)}")
         if self.steps_per_transition < 0:
             raise ValueError(f"discriminator.steps_per_transition must be >= 0, got {self.steps_per_transition}")
+        if not 0.0 <= self.failure_bonus <= 100.0:
+            raise ValueError(f"discriminator.failure_bonus must be in [0, 100], got {self.failure_bonus}")
 
 
 class DiscriminatorNetwork(nn.Module):
@@ -107,6 +117,8 @@ class DiscriminatorRewarder:
                 rewards[i] = (torch.logsumexp(log_d, 0) - math.log(trajectory.length)).item()
                 if self.config.reward == "log_mean_d_minus_log_half":
                     rewards[i] -= math.log(0.5)
+            if self.config.failure_bonus and not trajectory.solved:  # failure-aware (module docstring)
+                rewards[i] += self.config.failure_bonus
         return rewards
 
     @torch.no_grad()
