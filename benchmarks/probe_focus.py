@@ -47,11 +47,16 @@ VARIANTS: dict[str, dict[str, object]] = {
     "state_inputs": {"discriminator.inputs": "state"},
     "published_code": {"svpg.restart_when_stuck": True, "svpg.rollout_length": 5, "svpg.horizon": 25,
                        "discriminator.learning_rate": 0.003, "discriminator.reward": "log_mean_d_minus_log_half"},
+    # beyond the paper (issue 32; docs/reproduction.md "Beyond the paper"): the failure-aware reward, boundary ADR
+    "failure_bonus_0.1": {"discriminator.failure_bonus": 0.1},
+    "failure_bonus_1": {"discriminator.failure_bonus": 1.0},
+    "boundary_adr": {"sampler": "boundary_adr"},
 }
 
 
 # the variants of the protocol (docs/algorithm.md "Where the sampler looks"); the others can be run by name
 PROTOCOL = ("paper", "restart_when_stuck", "state_inputs", "temperature_1", "published_code")
+BEYOND = ("failure_bonus_0.1", "failure_bonus_1", "boundary_adr")  # issue 32's samplers, judged by the same rule
 
 
 def run_dir(out: Path, env: str, variant: str, seed: int) -> Path:
@@ -130,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", choices=sorted(ENVS), default="lunar")
     parser.add_argument("--variants", nargs="+", default=list(PROTOCOL), choices=list(VARIANTS),
-                        help=f"default: the protocol's {list(PROTOCOL)}")
+                        help=f"default: the protocol's {list(PROTOCOL)}; issue 32's samplers: {list(BEYOND)}")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--parallel", type=int, default=1, help="probes at a time (each one process, one thread)")
     parser.add_argument("--out", type=Path, required=True)
