@@ -109,3 +109,17 @@ def test_the_in_process_trainer_runs_boundary_adr_and_resumes_it_exactly(tmp_pat
     assert 0.0 < low[0] or high[0] < 1.0
     with (tmp_path / "sampled_parameters.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 4 * resumed.sampler.num_proposals
+
+
+def test_the_report_draws_the_ranges_of_a_boundary_run(tmp_path) -> None:
+    from adr_core.report.plots.sampler_dynamics import sampler_dynamics_figure
+    from adr_core.report.run_data import load_run
+
+    config = tiny_config(sampler="boundary_adr", total_agent_steps=100_000,
+                         boundary={"buffer_size": 1, "step": 0.1, "threshold_low": 0.5, "initial_range": "train"})
+    Trainer(config, tmp_path).run(max_iterations=3)
+    run = load_run(tmp_path)
+    assert np.isfinite(run.metrics["boundary_width_mean"]).all()
+    figure = sampler_dynamics_figure([run], "boundary")
+    widths = [line for ax in figure.axes for line in ax.lines if (line.get_gid() or "").startswith("width:")]
+    assert len(widths) == 1 and widths[0].get_ydata()[-1] < 1.0  # the ranges shrank from the whole cube

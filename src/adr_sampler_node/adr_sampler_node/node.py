@@ -34,7 +34,8 @@ from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run
 
 COMPONENT = "sampler"
-METRICS = ("sampler_reward_mean", "sampler_spread", "svpg_value_loss", "svpg_bandwidth", "svpg_log_std")
+METRICS = ("sampler_reward_mean", "sampler_spread", "svpg_value_loss", "svpg_bandwidth", "svpg_log_std",
+           "boundary_low_mean", "boundary_high_mean", "boundary_width_mean")  # the last three: boundary ADR's ranges
 
 
 class SamplerNode(Node):

@@ -35,7 +35,8 @@ METRIC_TYPE = "std_msgs/msg/Float64"
 KNOWN_METRICS = ("return_mean", "reference_return_mean", "solved_fraction", "critic_loss", "actor_loss",
                  "entropy_alpha", "policy_entropy", "updates_per_s", "agent_steps", "iteration_s",
                  "discriminator_loss", "sampler_reward_mean", "d_randomized", "d_reference", "sampler_spread",
-                 "svpg_bandwidth", "episode_return", "reference_return", "sim_steps_per_s")
+                 "svpg_bandwidth", "episode_return", "reference_return", "sim_steps_per_s",
+                 "boundary_low_mean", "boundary_high_mean", "boundary_width_mean")
 
 
 def _read_only(description: str) -> ParameterDescriptor:

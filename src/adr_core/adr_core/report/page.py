@@ -30,7 +30,7 @@ CAPTIONS = {
     "sampling": "Adaptive sampling: share of proposals per bin of the training range in each quarter of training; "
                 "dotted: uniform share.",
     "sampler_dynamics": "Mean discriminator reward of the proposals (ADR) and the spread of the proposals in the "
-                        "normalized space over training.",
+                        "normalized space over training (boundary ADR: their solved share, and its ranges' width).",
 }
 
 

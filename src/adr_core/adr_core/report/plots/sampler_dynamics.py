@@ -1,5 +1,6 @@
-"""The sampler over time: mean discriminator reward of the proposals (ADR) and the spread of the proposals in the
-normalized space (for ADR: the particles)."""
+"""The sampler over time: mean reward of the proposals (ADR: the discriminator's; boundary ADR: their solved share)
+and the spread of the proposals in the normalized space (for ADR: the particles; for boundary ADR also its ranges'
+mean width, dashed)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -22,15 +23,21 @@ def sampler_dynamics_figure(runs: Sequence[RunData], title: str) -> Figure:
             keep = np.isfinite(reward)
             reward_ax.plot(run.metrics["agent_steps"][keep], reward[keep], color=color, alpha=0.8, label=run.label,
                            gid=f"reward:{run.label}")
+        width = run.metrics.get("boundary_width_mean")
+        if width is not None and np.isfinite(width).any():  # boundary ADR: how wide its ranges are
+            keep = np.isfinite(width)
+            spread_ax.plot(run.metrics["agent_steps"][keep], width[keep], color=color, alpha=0.8, linestyle="--",
+                           label=f"{run.label} range width", gid=f"width:{run.label}")
         if run.method != "baseline":
             steps, spread = spread_over_time(run)
             keep = np.isfinite(steps) & np.isfinite(spread)
             if keep.any():
                 spread_ax.plot(steps[keep], spread[keep], color=color, alpha=0.8, label=run.label,
                                gid=f"spread:{run.label}")
-    reward_ax.set_title("discriminator reward of the proposals (sampler_reward_mean)", fontsize=9)
+    reward_ax.set_title("reward of the proposals (ADR: discriminator; boundary ADR: solved share)", fontsize=9)
     reward_ax.set_ylabel("mean reward")
-    spread_ax.set_title("spread of the proposals (mean pairwise distance, normalized)", fontsize=9)
+    spread_ax.set_title("spread of the proposals (mean pairwise distance); boundary ADR: range width (dashed)",
+                        fontsize=9)
     spread_ax.set_ylabel("spread")
     for ax in (reward_ax, spread_ax):
         steps_axis(ax)
