@@ -9,18 +9,14 @@ discriminator training. Prints per-phase seconds, the share of each phase, and a
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src" / "adr_core"))
-
-from adr_core.training.cli import resolve_experiment  # noqa: E402
-from adr_core.training.config import TrainConfig  # noqa: E402
-from adr_core.training.trainer import Trainer  # noqa: E402
+from adr_core.training.cli import resolve_experiment
+from adr_core.training.config import TrainConfig
+from adr_core.training.trainer import Trainer
 
 PHASES = (("time_rollouts_s", "rollouts (randomized + reference)"),
           ("time_discriminator_s", "discriminator scoring and training"), ("time_agent_s", "agent updates"),

@@ -23,18 +23,14 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
+import gymnasium as gym
+import mujoco
 import numpy as np
+import pybullet as pb
+from gymnasium.envs.box2d.lunar_lander import LunarLander
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src" / "adr_core"))
-
-import gymnasium as gym  # noqa: E402
-import mujoco  # noqa: E402
-import pybullet as pb  # noqa: E402
-from gymnasium.envs.box2d.lunar_lander import LunarLander  # noqa: E402
-
-from adr_core.envs import ENV_IDS, ergo_pusher, ergo_reacher, make_env, pusher3dof  # noqa: E402
+from adr_core.envs import ENV_IDS, ergo_pusher, ergo_reacher, make_env, pusher3dof
 
 CHUNK = 100  # steps per timed episode (the 100-step envs' episode length)
 RawLoop = Callable[[np.ndarray], None]  # engine calls for len(actions) steps

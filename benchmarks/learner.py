@@ -29,16 +29,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from learner_variants import compile_networks, presampled_update
 from torch import nn
 from torch.nn import functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src" / "adr_core"))
-
-from learner_variants import compile_networks, presampled_update  # noqa: E402
-
-from adr_core.agents import AgentConfig, make_agent  # noqa: E402
-from adr_core.rollout import Trajectory  # noqa: E402
-from adr_core.samplers.svpg import SVPGConfig, SVPGSampler  # noqa: E402
+from adr_core.agents import AgentConfig, make_agent
+from adr_core.rollout import Trajectory
+from adr_core.samplers.svpg import SVPGConfig, SVPGSampler
 
 OBS_DIM, ACT_DIM, BUFFER = 8, 2, 100_000  # LunarLander sizes
 VARIANTS = ("plain", "ddpg", "td3", "ddpg+presampled", "ddpg+compile")
