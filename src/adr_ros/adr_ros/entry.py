@@ -2,7 +2,9 @@
 simulators: seconds) ends it at once and quietly, with status 0 like any node stopped on request, instead of a
 KeyboardInterrupt traceback. The node's own handlers (``lifecycle.stop_on_signals``) replace these once it runs.
 
-Only this module and ``importlib`` are loaded before the handlers are in place."""
+Only this module and ``importlib`` are loaded before the handlers are in place. A signal that lands inside a C
+extension's initialization (rclpy's pybind11 module) reaches Python as an ``ImportError`` ("initialization failed")
+instead of the ``SystemExit``; once a stop was asked for, that error also ends the node quietly with 0."""
 from __future__ import annotations
 
 import importlib
@@ -10,14 +12,25 @@ import signal
 from types import FrameType
 
 
+_stopping = False  # a stop signal arrived before the node's own handlers took over
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
+    global _stopping
+    _stopping = True
     raise SystemExit(0)
 
 
 def _run(module: str) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _stop)
-    status: int = importlib.import_module(module).main()
+    try:
+        node = importlib.import_module(module)
+    except ImportError:
+        if _stopping:  # the SystemExit of _stop, turned into an ImportError by a C extension's init
+            return 0
+        raise
+    status: int = node.main()
     return status
 
 
