@@ -11,7 +11,6 @@ import importlib
 import signal
 from types import FrameType
 
-
 _stopping = False  # a stop signal arrived before the node's own handlers took over
 
 
