@@ -252,7 +252,7 @@ class TrainerNode(Node):
         self._clock_start = (time.perf_counter(), self.wall_time)  # wall_time_s: real time since the run started
         learning: threading.Thread | None = None
         try:
-            self._wait_for_graph()
+            self.wait_for_graph()
             self.publish_weights()
             pending: tuple | None = None  # async: (iteration, proposals, trajectories, t0, rollout time) to learn from
             while not self.done and not self.stop_requested.is_set():
@@ -314,8 +314,8 @@ class TrainerNode(Node):
                                          reference if self.config.learn_from_reference else None)
         t_agent = self.last_learning_s = time.perf_counter() - t1
         self.publish_weights()
-        rewards = self._rewards_of(k)
-        sampler_metrics = self._sampler_metrics_of(k)
+        rewards = self.rewards_of(k)
+        sampler_metrics = self.sampler_metrics_of(k)
         if self.stop_requested.is_set() and self.sampler_learns and (rewards is None or sampler_metrics is None):
             # a helper died (or the graph stops) before finishing iteration k: no consistent state of k exists, so
             # the agent goes back to its state after k - 1, which the final checkpoint then ties to the helpers'
@@ -519,7 +519,7 @@ class TrainerNode(Node):
         if self.stop_requested.is_set() and not allow_during_checkpoint:
             raise StopRequested
 
-    def _rewards_of(self, k: int) -> np.ndarray | None:
+    def rewards_of(self, k: int) -> np.ndarray | None:
         if not self.sampler_learns:
             return None
         # sync: the row waits for them (a loaded machine may take seconds); the discriminator and the sampler are
@@ -531,7 +531,7 @@ class TrainerNode(Node):
             del self.rewards[old]
         return self.rewards.get(k)
 
-    def _sampler_metrics_of(self, k: int) -> dict[str, float] | None:
+    def sampler_metrics_of(self, k: int) -> dict[str, float] | None:
         """The sampler's update statistics of iteration k (it publishes them once the rewards of k arrived); None:
         they did not come (in time)."""
         if not self.sampler_learns:
@@ -545,7 +545,7 @@ class TrainerNode(Node):
             del self.sampler_metrics[old]
         return self.sampler_metrics.pop(k, None)
 
-    def _wait_for_graph(self) -> None:
+    def wait_for_graph(self) -> None:
         deadline = time.monotonic() + self.service_timeout
         # ADR: the discriminator must be up before iteration 0 (its rewards are kept for late matches, transient-local
         # depth 256, so a subscription that matches late still gets them)

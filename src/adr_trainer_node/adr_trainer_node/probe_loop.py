@@ -39,11 +39,11 @@ class ProbeHost(RunState, Protocol):
     discriminator_metrics: dict[int, dict[str, float]]
 
     def get_logger(self) -> Any: ...
-    def _wait_for_graph(self) -> None: ...
+    def wait_for_graph(self) -> None: ...
     def request_proposals(self, k: int) -> list[Any]: ...
     def collect(self, k: int, proposals: list[Any], min_version: int) -> list[Any]: ...
-    def _rewards_of(self, k: int) -> np.ndarray | None: ...
-    def _sampler_metrics_of(self, k: int) -> dict[str, float] | None: ...
+    def rewards_of(self, k: int) -> np.ndarray | None: ...
+    def sampler_metrics_of(self, k: int) -> dict[str, float] | None: ...
 
 SWEEP_POINTS, SWEEP_EPISODES, SWEEP_SEEDS = 13, 5, (0, 1)  # adr-probe's defaults
 
@@ -58,7 +58,7 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
     recorder.write_failure_map(failure_map, region)
     log.info(f"failure map ({time.perf_counter() - started:.0f} s): the policy fails at "
              f"{region.describe(node.space)} (uniform share {region.uniform_share:.2f})")
-    node._wait_for_graph()
+    node.wait_for_graph()
     if frozen.weights is not None:
         import torch
 
@@ -73,12 +73,12 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
         proposals = node.request_proposals(k)
         randomized = node.collect(k, proposals, min_version=0)
         node.iteration = k + 1
-        rewards = node._rewards_of(k)
+        rewards = node.rewards_of(k)
         step = IterationResult(
             iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
             parameters=np.stack([from_field(p.values, np.float64) for p in proposals]), policy_version=0,
             randomized=randomized, reference=node.references.pop(k, []), rewards=rewards, n_updates=0,
-            agent_losses={}, sampler_metrics=node._sampler_metrics_of(k) or {},
+            agent_losses={}, sampler_metrics=node.sampler_metrics_of(k) or {},
             discriminator_metrics=node.discriminator_metrics.pop(k, {}),
             timings={"time_iteration_s": time.perf_counter() - t0})
         finish_iteration(node, step, [shares])  # the in-process probe's bookkeeping: record, log every 10
