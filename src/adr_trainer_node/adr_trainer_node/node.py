@@ -37,7 +37,7 @@ from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.samplers.svpg import REWARD_LIMIT
 from adr_core.training.config import ConfigError
 from adr_core.training.driver import Hook, finish_iteration
-from adr_core.training.hooks import EarlyStopHook, EvaluationHook, RunLogHook
+from adr_core.training.hooks import EarlyStopHook, EvaluationHook, RunLogHook, open_run_log
 from adr_core.training.run_log import RunLog
 from adr_core.training.trainer import METRIC_COLUMNS, early_stop, periodic_evaluation, resolve_device
 from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewards, PolicyWeights, SamplerState
@@ -240,10 +240,7 @@ class TrainerNode(Node):
 
     def train(self) -> None:
         """Run iterations until the budget or Ctrl-C; always ends with a checkpoint of the last completed one."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.config.to_yaml(self.run_dir / "config.yaml")
-        log = RunLog(self.run_dir, METRIC_COLUMNS, self.space.names, tensorboard=self.config.tensorboard,
-                     start_iteration=self.iteration)
+        log = open_run_log(self.config, self.run_dir, METRIC_COLUMNS, self.space.names, self.iteration)
         self.evaluation = periodic_evaluation(self.config, self.run_dir, self.iteration)
         self.early_stop = early_stop(self.config, self.run_dir, self.agent.transitions_seen)
         self.iteration_hooks = self.make_hooks(log)
