@@ -55,9 +55,9 @@ bench-setup: setup
 # hour on 2 idle cores (the reproduction grid is separate: experiments/reproduce.py, docs/reproduction.md).
 bench: bench-setup
 	@$(ENV) && mkdir -p runs/bench && \
-		python benchmarks/learner.py --threads 1 2 --json runs/bench/learner.json && \
-		python benchmarks/threads.py --json runs/bench/threads.json && \
-		python benchmarks/scaling.py --json runs/bench/scaling.json && \
-		python benchmarks/memory.py --in-process --json runs/bench/memory.json && \
-		python benchmarks/vs_sb3.py --instances 1 2 4 --json runs/bench/vs_sb3.json && \
-		python benchmarks/graph.py --json runs/bench/graph.json
+		python -m benchmarks.learner --threads 1 2 --json runs/bench/learner.json && \
+		python -m benchmarks.threads --json runs/bench/threads.json && \
+		python -m benchmarks.scaling --json runs/bench/scaling.json && \
+		python -m benchmarks.memory --in-process --json runs/bench/memory.json && \
+		python -m benchmarks.vs_sb3 --instances 1 2 4 --json runs/bench/vs_sb3.json && \
+		python -m benchmarks.graph --json runs/bench/graph.json

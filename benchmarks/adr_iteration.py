@@ -1,6 +1,6 @@
 """Where an ADR iteration spends its time, at the paper's settings (or a packaged experiment).
 
-    python benchmarks/adr_iteration.py [--config lunar_lander_adr] [--iterations 3] [--threads N]
+    python -m benchmarks.adr_iteration [--config lunar_lander_adr] [--iterations 3] [--threads N]
 
 Runs one warm-up iteration (fills the replay past learning_starts), then times ``--iterations`` iterations of
 the in-process trainer: rollouts (randomized + reference), discriminator scoring, agent updates, SVPG update,

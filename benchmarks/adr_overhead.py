@@ -1,8 +1,8 @@
 """What ADR costs a stable-baselines3 learner: time per env step of SB3 SAC on adr/LunarLander-v0 without and with the
 ADR loop (adr_core.ADRLoop + ADRWrapper + integrations.sb3.ADRCallback), and this project's trainer at the same budget.
 
-    python benchmarks/adr_overhead.py                        # 20 000 steps per run, 2 rounds
-    python benchmarks/adr_overhead.py --steps 5000 --rounds 1 --json runs/bench/adr_overhead.json
+    python -m benchmarks.adr_overhead                        # 20 000 steps per run, 2 rounds
+    python -m benchmarks.adr_overhead --steps 5000 --rounds 1 --json runs/bench/adr_overhead.json
 
 Each run is a fresh process with one torch thread, timed around ``model.learn`` (SB3) or the training loop (ours):
   sb3                SAC on the bare env (its own step time: the reference)

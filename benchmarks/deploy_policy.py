@@ -1,7 +1,7 @@
 """Deploy path: policy step latency (batch 1) and the deploy process's memory, checkpoint (torch) vs exports.
 
-    python benchmarks/deploy_policy.py                      # an ErgoReacher policy of the fast preset's size
-    python benchmarks/deploy_policy.py --hidden 256 256 --steps 20000 --json runs/bench/deploy.json
+    python -m benchmarks.deploy_policy                      # an ErgoReacher policy of the fast preset's size
+    python -m benchmarks.deploy_policy --hidden 256 256 --steps 20000 --json runs/bench/deploy.json
 
 A policy with random weights and the given hidden sizes is written as an in-process checkpoint, exported with
 adr-export to ONNX and TorchScript, and each of the three is loaded the way the policy runner loads it

@@ -1,7 +1,7 @@
 """How long the Poppy driver takes to exit after Ctrl-C (issue 18: "Ctrl-C always stops within 2 s").
 
-    python benchmarks/driver_stop.py                 # 5 repetitions of each state
-    python benchmarks/driver_stop.py --repeats 10 --json runs/bench/driver_stop.json
+    python -m benchmarks.driver_stop                 # 5 repetitions of each state
+    python -m benchmarks.driver_stop --repeats 10 --json runs/bench/driver_stop.json
 
 The driver node runs as a real process (the installed ``poppy_driver`` executable) in each of three states, then gets
 SIGINT, as from Ctrl-C in its terminal; the time from the signal to the process's exit is measured:
@@ -26,11 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests" / "integration"))
+from poppy_standin.xl320 import Xl320Emulator
 
-from poppy_standin.xl320 import Xl320Emulator  # noqa: E402
-from ros_processes import executable, isolated_ros_env  # noqa: E402
+from graph_harness.ros_processes import executable, isolated_ros_env
 
 LIMIT_S = 2.0
 

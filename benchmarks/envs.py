@@ -1,6 +1,6 @@
 """Env step rate of each adr/* env next to its raw engine step rate (same frame skip), measured in the same run.
 
-    python benchmarks/envs.py [--episodes N] [--rounds R] [--envs adr/LunarLander-v0 ...]
+    python -m benchmarks.envs [--episodes N] [--rounds R] [--envs adr/LunarLander-v0 ...]
 
 What "raw" means, per env (the same engine calls the env must make, with no env code around them):
   LunarLander   gymnasium's own LunarLanderContinuous (unwrapped) ``step``: our env runs that very code with a

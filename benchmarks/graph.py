@@ -1,8 +1,8 @@
 """Speed of the ROS 2 node graph next to the in-process trainer, same config, same run (issue: node graph).
 
-    python benchmarks/graph.py                       # paper networks, LunarLander ADR, 5000 agent steps per run
-    python benchmarks/graph.py --budget 3000 --instances 1 2 --modes sync
-    python benchmarks/graph.py --quick               # tiny networks: a smoke test of the benchmark itself
+    python -m benchmarks.graph                       # paper networks, LunarLander ADR, 5000 agent steps per run
+    python -m benchmarks.graph --budget 3000 --instances 1 2 --modes sync
+    python -m benchmarks.graph --quick               # tiny networks: a smoke test of the benchmark itself
 
 Each configuration is one real training run (a fresh process tree, isolated ROS domain, localhost only); runs are
 measured one after the other so they do not compete for the cores. Reported per run, from its metrics.csv:

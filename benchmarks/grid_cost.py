@@ -1,8 +1,8 @@
 """What a claims grid costs on a machine: agent steps per second of real training runs, per process and in total,
 alone and with many at once, on the CPU and on CUDA; and the wall time of a grid that follows from them.
 
-    python benchmarks/grid_cost.py --concurrency 1 2 --seconds 120 --out runs/grid_cost          # here
-    python benchmarks/grid_cost.py --devices cpu cuda --concurrency 1 16 --seconds 90 --out DIR   # a GPU machine
+    python -m benchmarks.grid_cost --concurrency 1 2 --seconds 120 --out runs/grid_cost          # here
+    python -m benchmarks.grid_cost --devices cpu cuda --concurrency 1 16 --seconds 90 --out DIR   # a GPU machine
 
 Each cell starts ``concurrency`` real ``adr-train`` processes of ``--config`` (seeds 300, 301, ...; methods in turn
 adr, udr, baseline, oracle, as in the grid; early stop off; ``--budget`` sets the learning-rate schedule only),

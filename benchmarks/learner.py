@@ -1,9 +1,9 @@
 """Learner throughput: our DDPG/TD3 update vs a minimal plain-torch DDPG loop, candidate speed-ups, SVPG timings.
 
-    python benchmarks/learner.py                                   # batch 1000 and 256, torch's thread count
-    python benchmarks/learner.py --threads 1 2 --json learner.json # thread settings side by side
-    python benchmarks/learner.py --device cuda --batches 1000      # on a GPU (says 'skipped' without one)
-    python benchmarks/learner.py --batches 256 --threads 1 --seconds 2 --variants plain ddpg --no-svpg  # quick
+    python -m benchmarks.learner                                   # batch 1000 and 256, torch's thread count
+    python -m benchmarks.learner --threads 1 2 --json learner.json # thread settings side by side
+    python -m benchmarks.learner --device cuda --batches 1000      # on a GPU (says 'skipped' without one)
+    python -m benchmarks.learner --batches 256 --threads 1 --seconds 2 --variants plain ddpg --no-svpg  # quick
 
 The plain loop is the textbook version (CleanRL / OurDDPG style): separate preallocated tensors per field,
 default Adam, full ``backward()`` for the actor loss, a Python loop for the soft update. Every variant runs the
@@ -29,13 +29,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from learner_variants import compile_networks, presampled_update
 from torch import nn
 from torch.nn import functional as F
 
 from adr_core.agents import AgentConfig, make_agent
 from adr_core.rollout import Trajectory
 from adr_core.samplers.svpg import SVPGConfig, SVPGSampler
+from benchmarks.learner_variants import compile_networks, presampled_update
 
 OBS_DIM, ACT_DIM, BUFFER = 8, 2, 100_000  # LunarLander sizes
 VARIANTS = ("plain", "ddpg", "td3", "ddpg+presampled", "ddpg+compile")

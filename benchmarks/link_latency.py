@@ -1,11 +1,11 @@
 """Throughput of simulator instances on another host under link latency (issue 18), against everything on one host.
 
-    sudo python benchmarks/link_latency.py                     # delays 1 10 50 ms, budget 2000, 2 instances
-    sudo python benchmarks/link_latency.py --delays 10 --budget 1000 --out runs/link_latency
+    sudo python -m benchmarks.link_latency                     # delays 1 10 50 ms, budget 2000, 2 instances
+    sudo python -m benchmarks.link_latency --delays 10 --budget 1000 --out runs/link_latency
 
-Hosts are network namespaces (tests/integration/netns_hosts.py; root and ``ip`` needed). The latency is a fixed
+Hosts are network namespaces (graph_harness/netns_hosts.py; root and ``ip`` needed). The latency is a fixed
 one-way delay on the link, as ``tc netem delay`` would add; this VM's kernel has no ``sch_netem``, so the link is two
-TUN devices with tests/integration/delayed_link.py between them, holding every packet ``d`` ms each way. Every
+TUN devices with graph_harness/delayed_link.py between them, holding every packet ``d`` ms each way. Every
 configuration trains the same small run (the graph tests' tiny networks, LunarLander ADR, sync mode, seed 0), one
 after the other:
 
@@ -30,12 +30,9 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests" / "integration"))
-
-from graph_runs import COMPARED, finish  # noqa: E402
-from netns_hosts import can_make_namespaces, hosts  # noqa: E402
-from ros_processes import isolated_ros_env  # noqa: E402
+from graph_harness.graph_runs import COMPARED, finish
+from graph_harness.netns_hosts import can_make_namespaces, hosts
+from graph_harness.ros_processes import isolated_ros_env
 
 RUN_ID = "link-latency-benchmark"
 

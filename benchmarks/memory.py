@@ -1,9 +1,9 @@
 """Memory: peak RSS of every node of a graph run (and of an in-process run), and replay-buffer bytes per transition.
 
-    python benchmarks/memory.py                             # LunarLander ADR graph, 2 instances, 3000 agent steps
-    python benchmarks/memory.py --method udr --budget 20000 --instances 4 --in-process --json memory.json
-    python benchmarks/memory.py --quick                     # tiny networks, 600 steps: a smoke test
-    python benchmarks/memory.py --config lunar_lander_adr_fast --budget 30000 --in-process   # the fast preset
+    python -m benchmarks.memory                             # LunarLander ADR graph, 2 instances, 3000 agent steps
+    python -m benchmarks.memory --method udr --budget 20000 --instances 4 --in-process --json memory.json
+    python -m benchmarks.memory --quick                     # tiny networks, 600 steps: a smoke test
+    python -m benchmarks.memory --config lunar_lander_adr_fast --budget 30000 --in-process   # the fast preset
 
 Peak RSS is each process's ``VmHWM`` (kernel high-water mark of its resident set) from ``/proc/<pid>/status``,
 polled every ``--interval`` s for every descendant of the launcher; a process keeps the largest value seen (a

@@ -1,9 +1,9 @@
 """Rollout throughput of 1, 2, 4, 8 simulator instance nodes with the learner paused (issue 8: >= 0.8x linear up to
 the number of cores), next to the same rollouts in one plain process.
 
-    python benchmarks/scaling.py                                  # LunarLander, 400-300 actor, 1 2 4 8 instances
-    python benchmarks/scaling.py --instances 1 2 --episodes 48 --with-reference --json scaling.json
-    python benchmarks/scaling.py --quick                          # 1 and 2 instances, 16 episodes: a smoke test
+    python -m benchmarks.scaling                                  # LunarLander, 400-300 actor, 1 2 4 8 instances
+    python -m benchmarks.scaling --instances 1 2 --episodes 48 --with-reference --json scaling.json
+    python -m benchmarks.scaling --quick                          # 1 and 2 instances, 16 episodes: a smoke test
 
 For each instance count N: start N ``sim_node`` processes exactly as adr_launch does (same executable, same
 parameters, 1 torch thread each, isolated ROS domain, localhost only), publish one latched actor (random weights of
@@ -37,10 +37,7 @@ from adr_core.agents import ActorPolicy
 from adr_core.envs import make_env
 from adr_core.rollout import rollout
 from adr_ros import parameter_sets, policy_weights
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from rollout_client import RolloutClient, random_actor_weights, settings  # noqa: E402
+from benchmarks.rollout_client import RolloutClient, random_actor_weights, settings
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -1,7 +1,7 @@
 """Thread settings of the learner: torch threads x OpenMP wait policy, on an idle machine and next to busy processes.
 
-    python benchmarks/threads.py                               # batch 1000 and 64 (tiny ops), load 0 and 1
-    python benchmarks/threads.py --batches 1000 --loads 0 --threads 1 2 --seconds 10 --json threads.json
+    python -m benchmarks.threads                               # batch 1000 and 64 (tiny ops), load 0 and 1
+    python -m benchmarks.threads --batches 1000 --loads 0 --threads 1 2 --seconds 10 --json threads.json
 
 Each cell is one ``benchmarks/learner.py --variants ddpg`` process (the DDPG gradient step of adr_core, 400-300
 networks, or 32-32 with ``--tiny``) with ``torch.set_num_threads(T)`` and ``OMP_WAIT_POLICY`` unset (torch's
@@ -22,7 +22,8 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from experiments.runner import module_command, root_env
+
 POLICIES = ("default", "PASSIVE")
 
 
@@ -53,9 +54,9 @@ def cell(batch: int, threads: int, policy: str, seconds: float, work: Path) -> d
     env.pop("OMP_WAIT_POLICY", None)
     if policy != "default":
         env["OMP_WAIT_POLICY"] = policy
-    command = [sys.executable, str(HERE / "learner.py"), "--batches", str(batch), "--threads", str(threads),
-               "--variants", "ddpg", "--seconds", str(seconds), "--no-svpg", "--json", str(out)]
-    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    command = module_command("benchmarks.learner", "--batches", str(batch), "--threads", str(threads),
+                             "--variants", "ddpg", "--seconds", str(seconds), "--no-svpg", "--json", str(out))
+    subprocess.run(command, env=root_env(env), check=True, stdout=subprocess.DEVNULL)
     row = json.loads(out.read_text())["learner"][0]
     return {"batch": batch, "threads": threads, "omp_wait_policy": policy, "seconds": row["seconds"],
             "updates_per_s": row["updates_per_s"]}

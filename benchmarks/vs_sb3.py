@@ -2,9 +2,9 @@
 in-process trainer (adr-train) and node graph, same networks, batch, update ratio and learning_starts, one command.
 
     make bench-setup                                   # once: stable-baselines3==2.9.2 into .venv
-    python benchmarks/vs_sb3.py                        # paper sizes (400-300, batch 1000), 5000 steps per run
-    python benchmarks/vs_sb3.py --batch 256 --budget 3000 --instances 1 --modes sync
-    python benchmarks/vs_sb3.py --quick                # tiny networks: checks the benchmark, not the speed
+    python -m benchmarks.vs_sb3                        # paper sizes (400-300, batch 1000), 5000 steps per run
+    python -m benchmarks.vs_sb3 --batch 256 --budget 3000 --instances 1 --modes sync
+    python -m benchmarks.vs_sb3 --quick                # tiny networks: checks the benchmark, not the speed
 
 Runs, one after the other (each a fresh process, so they do not compete for the cores):
   SB3 DDPG, SB3 TD3        experiments/sb3_uniform_dr.py: make_env + a wrapper drawing the main engine strength
@@ -27,9 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from graph import run, summarize  # noqa: E402  (benchmarks/graph.py: one training run, its metrics.csv summary)
+from benchmarks.graph import run, summarize  # one training run, its metrics.csv summary
+from experiments.runner import root_env
 
 HERE = Path(__file__).resolve().parent
 PAPER = {"hidden": [400, 300], "learning_starts": 1000}
@@ -74,8 +73,7 @@ def sb3_result(args: argparse.Namespace, algorithm: str, work: Path) -> dict:
                "--steps", str(args.budget), "--batch", str(args.batch), "--hidden", *map(str, args.hidden),
                "--learning-starts", str(args.learning_starts), "--threads", str(args.threads), "--seed", str(args.seed),
                "--json", str(out)]
-    root = str(HERE.parent)  # experiments/ is a package of the repository root
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p))
+    env = root_env()
     total_s = run(command, env, work / f"sb3_{algorithm}.log")
     result = json.loads(out.read_text())
     return {"name": f"SB3 {algorithm.upper()} + uniform DR", "kind": "sb3", "algorithm": algorithm,

@@ -1,5 +1,5 @@
 """The "ADR for any learner" benchmark's verdict (issue 29; rules in docs/adr_any_learner.md, fixed before the runs):
-SB3 SAC + this project's ADR against SB3 SAC + uniform DR, from the JSON records ``benchmarks/sb3_robot.py`` wrote.
+SB3 SAC + this project's ADR against SB3 SAC + uniform DR, from the JSON records ``experiments/sb3_robot.py`` wrote.
 
     python -m experiments.sb3_adr_vs_udr runs/sb3_adr_vs_udr            # table + verdict (Markdown) on stdout
 

@@ -14,7 +14,8 @@ from adr.graph import GRAPHS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-COMMAND = re.compile(r"(adr-[a-z][a-z-]*|adr_launch|python3? (?:benchmarks|examples)/[\w/]+\.py)")
+COMMAND = re.compile(r"(adr-[a-z][a-z-]*|adr_launch"
+                     r"|python3? (?:-m (?:benchmarks|experiments)\.\w+|examples/[\w/]+\.py))")
 LAUNCH = re.compile(r"\b(train_sim|deploy_real)\.launch\.py")
 
 
@@ -56,7 +57,7 @@ OPTIONS = sorted((command, option) for command, options in shown_options().items
 def test_the_docs_show_commands_with_options() -> None:
     """The scan finds what it checks (a scan that matched nothing would pass trivially)."""
     commands = {command for command, _ in OPTIONS}
-    assert {"adr-train", "adr_launch", "python benchmarks/time_to_land.py"} <= commands or len(OPTIONS) > 20
+    assert {"adr-train", "adr_launch", "python -m experiments.time_to_land"} <= commands or len(OPTIONS) > 20
 
 
 @pytest.mark.parametrize(("command", "option"), OPTIONS)

@@ -2,7 +2,7 @@
 
 Both sides start from the same weights (SB3's, copied into ours) and get the same replay batches; after 40 gradient
 steps every online and target parameter must agree. This pins down the update rule (TD target, critic loss, actor
-loss, Adam, policy delay, soft updates) independently of seed noise, which ``benchmarks/parity.py`` measures on
+loss, Adam, policy delay, soft updates) independently of seed noise, which ``experiments/parity.py`` measures on
 whole learning runs. TD3 runs with the smoothing noise clipped to 0 on both sides: the two libraries draw that noise
 from different random streams; the twin-critic minimum, the delay and everything else are compared.
 """

@@ -1,22 +1,14 @@
-"""The decision rule of benchmarks/time_to_land.py on made-up runs: medians, censoring, the ratio and its bound."""
+"""The decision rule of experiments/time_to_land.py on made-up runs: medians, censoring, the ratio and its bound."""
 from __future__ import annotations
-
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "time_to_land.py"
+from experiments import time_to_land
 
 
 @pytest.fixture(scope="module")
 def ttl():
-    spec = importlib.util.spec_from_file_location("time_to_land_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return time_to_land
 
 
 def run(name: str, seed: int, landed_at: float | None, train_s: float, solved: float) -> dict:

@@ -1,7 +1,8 @@
 import os
 
 import pytest
-from ros_processes import isolated_ros_env
+
+from graph_harness.ros_processes import isolated_ros_env
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from graph_runs import finish, metric_rows, run_in_process, sample_rows, start_graph
+from graph_harness.graph_runs import finish, metric_rows, run_in_process, sample_rows, start_graph
 
 BUDGET = 1000
 # an untrained lander solves nothing: from the whole training range the edges move inward, so the ranges change

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 from rclpy_probe import probe_node, result_of, wait_until
-from ros_processes import executable, isolated_ros_env, running
 
 from adr import dds_interfaces
 from adr.graph import GRAPHS
 from adr_interfaces.srv import ProposeParameters
 from adr_ros import topics
+from graph_harness.ros_processes import executable, isolated_ros_env, running
 
 OVERRIDES = "{svpg.num_particles: 2, torch_threads: 1}"
 

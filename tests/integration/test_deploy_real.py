@@ -24,7 +24,6 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from ros_processes import executable
 from std_msgs.msg import String
 
 from adr_core.envs.ergo_jr import JOINT_NAMES, ErgoJrSim
@@ -32,6 +31,7 @@ from adr_core.envs.ergo_reacher import BASE_POSITION
 from adr_core.training.config import TrainConfig
 from adr_core.training.trainer import Trainer
 from adr_deploy import real_report
+from graph_harness.ros_processes import executable
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,6 @@ import pytest
 import torch
 from rclpy.node import Node
 from rclpy_probe import DiagnosticCounters, probe_node, result_of, wait_until
-from ros_processes import executable, isolated_ros_env, running
 
 from adr_core.agents import Actor, ActorPolicy
 from adr_core.base.checkpoint import load_checkpoint, save_checkpoint
@@ -31,6 +30,7 @@ from adr_ros import qos, topics, trajectories
 from adr_ros.arrays import from_field, to_field
 from adr_ros.checkpoints import checkpoint_dir, write_manifest
 from adr_ros.run_config import build_config
+from graph_harness.ros_processes import executable, isolated_ros_env, running
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from ros_processes import executable, running
+from graph_harness.ros_processes import executable, running
 
 
 def test_sampler_service_and_topic_round_trip(ros_env: dict[str, str], tmp_path: Path) -> None:

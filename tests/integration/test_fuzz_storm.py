@@ -26,10 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows, start_graph
 from rclpy.action import ActionClient
 from rclpy_probe import InSpinThread, probe_node
-from ros_processes import executable
 
 from adr_core.rollout import Trajectory as CoreTrajectory
 from adr_interfaces.action import RollOut
@@ -37,6 +35,8 @@ from adr_interfaces.msg import ParameterSet, ParticleRewards, PolicyWeights, Sam
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
 from adr_ros import qos, topics, trajectories
 from adr_ros.arrays import from_field, to_field
+from graph_harness.graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows, start_graph
+from graph_harness.ros_processes import executable
 
 BUDGET = 1000
 RUN_ID = "storm-run"  # the graph's run id (run_id:=): most junk carries it, the replayer another

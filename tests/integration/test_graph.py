@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows, start_graph
+
+from graph_harness.graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows, start_graph
 
 BUDGET = 1000
 

@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from graph_runs import start_graph
-from ros_processes import executable
 
 from adr.graph import GRAPHS, graph_for_launch_file
 from adr.launcher import node_command
+from graph_harness.graph_runs import start_graph
+from graph_harness.ros_processes import executable
 
 
 def test_graph_arguments_are_validated() -> None:

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows
-from netns_hosts import Host, can_make_namespaces, hosts, ip
+
+from graph_harness.graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows
+from graph_harness.netns_hosts import Host, can_make_namespaces, hosts, ip
 
 BUDGET = 1000
 RUN_ID = "multi-host-run"  # run_id:= of the head and both workers (role:=sims needs the head's)

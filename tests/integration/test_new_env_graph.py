@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import yaml
-from graph_runs import TINY, finish, metric_rows, sample_rows, start_graph
 
 from adr_core.training.config import TrainConfig
 from adr_core.training.trainer import Trainer
+from graph_harness.graph_runs import TINY, finish, metric_rows, sample_rows, start_graph
 
 TOY_DIR = Path(__file__).resolve().parents[1] / "toy_env"
 BUDGET = 600  # 3 iterations of 2 slots x 100 steps

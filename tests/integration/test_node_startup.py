@@ -7,7 +7,8 @@ import subprocess
 import time
 
 import pytest
-from ros_processes import executable
+
+from graph_harness.ros_processes import executable
 
 
 @pytest.mark.parametrize(("package", "name"), [("adr_sim_node", "sim_node"), ("adr_trainer_node", "trainer_node")])

@@ -5,10 +5,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from graph_runs import overrides_arg
-from ros_processes import executable
-
 from adr_core.probe.cli import main as probe_main
+from graph_harness.graph_runs import overrides_arg
+from graph_harness.ros_processes import executable
 
 HEURISTIC = "adr_core.probe.controllers:lunar_lander_heuristic"
 SMALL = {"svpg.num_particles": 2, "max_episode_steps": 400, "discriminator.steps_per_transition": 0.02,

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from graph_runs import finish, start_graph
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
+
+from graph_harness.graph_runs import finish, start_graph
 
 pytestmark = pytest.mark.integration
 

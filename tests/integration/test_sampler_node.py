@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 from rclpy_probe import probe_node, result_of, wait_until
-from ros_processes import executable, isolated_ros_env, running
 
 from adr_interfaces.msg import ParticleRewards
 from adr_interfaces.srv import ProposeParameters
 from adr_ros import qos, topics
 from adr_ros.arrays import to_field
+from graph_harness.ros_processes import executable, isolated_ros_env, running
 
 OVERRIDES = "{svpg.num_particles: 2, torch_threads: 1}"
 

@@ -15,7 +15,6 @@ from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy_probe import DiagnosticCounters, InSpinThread, probe_node, result_of, wait_until
-from ros_processes import executable, isolated_ros_env, running
 from sensor_msgs.msg import JointState
 
 from adr_core.agents import Actor, ActorPolicy
@@ -28,6 +27,7 @@ from adr_interfaces.msg import ParameterSet, PolicyWeights
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_ros import parameter_sets, policy_weights, qos, topics, trajectories
 from adr_ros.run_config import build_config
+from graph_harness.ros_processes import executable, isolated_ros_env, running
 
 pytestmark = pytest.mark.integration
 

@@ -17,13 +17,13 @@ import pytest
 import yaml
 from ament_index_python.packages import get_package_share_directory
 from rclpy_probe import probe_node, wait_until
-from ros_processes import executable, running
 from std_msgs.msg import Float64
 from visualization_msgs.msg import Marker, MarkerArray
 
 from adr_interfaces.msg import SampleHistogram, SamplerState
 from adr_ros import qos, topics
 from adr_ros.arrays import to_field
+from graph_harness.ros_processes import executable, running
 
 pytestmark = pytest.mark.integration
 

@@ -2,7 +2,7 @@
 
     adr-deploy-report --transfer runs/transfer --out runs/transfer/report
 
-Layout read (what ``benchmarks/standin_transfer.py`` writes; any deployment can be filed the same way): one policy
+Layout read (what ``experiments/standin_transfer.py`` writes; any deployment can be filed the same way): one policy
 runner ``results_file`` per policy and setting, ``<root>/<setting>/<method>_seed<k>.jsonl`` (one episode summary per
 line, ``docs/deploy_real.md``). Writes ``transfer.md``/``.html``, ``transfer.csv`` (one row per episode) and
 ``transfer.png``: box plots of the final distance per setting and method, as the paper's Figure 9 (5 policies x 25

@@ -1,0 +1,108 @@
+"""The paper's zero-shot experiment against the stand-in arm: trained ErgoReacher policies, deployed through the
+real graph (``adr_launch adr deploy_real.launch.py``: driver, pypot, the pty, the policy runner over Fast DDS) onto
+``adr-standin-arm`` (PyBullet physics with a servo model the training never saw), at each arm setting.
+
+    python -m experiments.standin_transfer --runs runs/er/adr_s200 runs/er/udr_s200 ... \\
+        --settings reference weak_torque --goals 25 --out runs/transfer
+
+Every policy plays the same ``--goals`` random goals (``--goal-seed``, a seed no training evaluation uses) in every
+setting; a fresh stand-in arm is started for each (policy, setting). Results: ``<out>/<setting>/<method>_seed<k>.jsonl``
+(the runner's episode summaries; method and seed from each run's config.yaml), then ``adr-deploy-report --transfer``
+writes ``<out>/report/transfer.md`` with the figure. A repeated command skips the (policy, setting) pairs whose file
+already holds all goals. Output of each launch: ``<out>/logs/``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+READY = "adr-standin-arm: XL-320 motors"
+
+
+def method_and_seed(run: Path) -> tuple[str, int]:
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    method = {"fixed": "oracle"}.get(config["sampler"], config["sampler"])
+    return method, int(config["seed"])
+
+
+def start_standin(setting: str, link: Path, log: Path) -> subprocess.Popen:
+    handle = log.open("w")
+    process = subprocess.Popen(["adr-standin-arm", "--setting", setting, "--link", str(link)], stdout=subprocess.PIPE,
+                               stderr=handle, text=True, start_new_session=True)
+    line = process.stdout.readline() if process.stdout else ""
+    if READY not in line:
+        process.kill()
+        raise SystemExit(f"the stand-in arm did not start: {line.strip() or 'no output'} (see {log})")
+    handle.write(line)
+    handle.flush()
+    return process
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def deploy(run: Path, setting: str, args: argparse.Namespace, results: Path, env: dict[str, str]) -> int:
+    link = Path(tempfile.mkdtemp(prefix="standin_")) / "ttyPOPPY"
+    logs = args.out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    stem = f"{setting}_{results.stem}"
+    standin = start_standin(setting, link, logs / f"{stem}_standin.log")
+    try:
+        command = ["adr_launch", "adr", "deploy_real.launch.py", f"checkpoint:={run}", f"port:={link}",
+                   f"episodes:={args.goals}", f"seed:={args.goal_seed}", f"results_file:={results}",
+                   f"steps_file:={results.with_suffix('.steps.csv')}"]
+        with (logs / f"{stem}_deploy.log").open("w") as out:
+            done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=args.timeout)
+        return done.returncode
+    finally:
+        stop(standin)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=Path, nargs="+", required=True, help="run directories of ErgoReacher policies")
+    parser.add_argument("--settings", nargs="+", default=["reference", "weak_torque"],
+                        help="stand-in settings (poppy_standin/config/standin.yaml)")
+    parser.add_argument("--goals", type=int, default=25)
+    parser.add_argument("--goal-seed", type=int, default=7000, help="seed of the deploy graph's random goals")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per (policy, setting) deployment")
+    parser.add_argument("--domain", type=int, default=77, help="ROS_DOMAIN_ID of the deploy graphs")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    env = {**os.environ, "ROS_DOMAIN_ID": str(args.domain), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
+           "PYTHONUNBUFFERED": "1"}
+    failures = 0
+    for setting in args.settings:
+        for run in args.runs:
+            method, seed = method_and_seed(run)
+            results = args.out / setting / f"{method}_seed{seed}.jsonl"
+            results.parent.mkdir(parents=True, exist_ok=True)
+            done = len(results.read_text().splitlines()) if results.is_file() else 0
+            if done >= args.goals:
+                continue
+            if done:  # a partial file from an interrupted launch: start the pair again
+                results.unlink()
+                results.with_suffix(".steps.csv").unlink(missing_ok=True)
+            start = time.perf_counter()
+            code = deploy(run.resolve(), setting, args, results.resolve(), env)
+            failures += code != 0
+            print(f"{setting} {method} seed {seed}: exit {code}, {time.perf_counter() - start:.0f} s", flush=True)
+    report = subprocess.run(["adr-deploy-report", "--transfer", str(args.out), "--out", str(args.out / "report")])
+    return 1 if failures or report.returncode else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
