@@ -7,14 +7,14 @@ from types import SimpleNamespace
 import numpy as np
 
 from adr_core.iteration import DISCRIMINATOR_COLUMNS, SAMPLER_COLUMNS, IterationResult
-from adr_trainer_node.node import TrainerNode
+from adr_trainer_node.graph_steps import GraphSteps
 
-TRAINER = SimpleNamespace(run_id="run", iteration=3)
+STEPS = SimpleNamespace(run_id="run", position=lambda: (3, 2))  # iteration 3 in progress, 2 completed
 
 
 def refusal(names: list[str], values: list[float], columns: tuple[str, ...]) -> str | None:
-    return TrainerNode._statistics_refusal(TRAINER, "run", 1, names, np.asarray(values, float),  # type: ignore
-                                           columns)
+    return GraphSteps._statistics_refusal(STEPS, "run", 1, names, np.asarray(values, float),  # type: ignore
+                                          columns)
 
 
 def test_forged_metric_names_are_refused_and_the_real_ones_accepted() -> None:
@@ -44,8 +44,8 @@ def test_an_iteration_row_takes_each_producers_statistics_only_in_its_own_column
 
 def test_statistics_of_finished_iterations_are_dropped_not_kept() -> None:
     counted: list[str] = []
-    trainer = SimpleNamespace(last_completed=4, diagnostics=SimpleNamespace(count=counted.append))
-    assert TrainerNode._stale(trainer, 4) and TrainerNode._stale(trainer, 0)  # type: ignore[arg-type]
-    assert not TrainerNode._stale(trainer, 5)  # type: ignore[arg-type]
+    steps = SimpleNamespace(position=lambda: (5, 4), diagnostics=SimpleNamespace(count=counted.append))
+    assert GraphSteps._stale(steps, 4) and GraphSteps._stale(steps, 0)  # type: ignore[arg-type]
+    assert not GraphSteps._stale(steps, 5)  # type: ignore[arg-type]
     assert counted == ["stale_statistics", "stale_statistics"]
-    assert not TrainerNode._stale(SimpleNamespace(last_completed=None), 0)  # type: ignore[arg-type]
+    assert not GraphSteps._stale(SimpleNamespace(position=lambda: (0, None)), 0)  # type: ignore[arg-type]

@@ -18,32 +18,26 @@ import numpy as np
 from adr_core.iteration import IterationResult
 from adr_core.probe import FrozenPolicy, ProbeRecorder, measure_failure_map, probe_options
 from adr_core.probe.probe import ProbeResult, ShareHook
-from adr_core.training.driver import RunState, finish_iteration
+from adr_core.training.driver import finish_iteration
+from adr_core.training.remote import RemoteRun
 from adr_ros import policy_weights
-from adr_ros.arrays import from_field
+from adr_trainer_node.graph_steps import GraphSteps
 
 
-class ProbeHost(RunState, Protocol):
-    """What the probe loop uses of the trainer node (node.py): its run, its publishers and its iteration steps."""
+class ProbeHost(Protocol):
+    """What the probe loop uses of the trainer node (node.py): its run, the graph's steps and its logger."""
 
     config: Any
     run_dir: Path
     run_id: str
     space: Any
     agent: Any
-    weights_pub: Any
-    iteration: int
-    last_completed: int | None
+    steps: GraphSteps
+    run: RemoteRun
     stop_requested: threading.Event
-    references: dict[int, list[Any]]
-    discriminator_metrics: dict[int, dict[str, float]]
 
     def get_logger(self) -> Any: ...
-    def wait_for_graph(self) -> None: ...
-    def request_proposals(self, k: int) -> list[Any]: ...
-    def collect(self, k: int, proposals: list[Any], min_version: int) -> list[Any]: ...
-    def rewards_of(self, k: int) -> np.ndarray | None: ...
-    def sampler_metrics_of(self, k: int) -> dict[str, float] | None: ...
+
 
 SWEEP_POINTS, SWEEP_EPISODES, SWEEP_SEEDS = 13, 5, (0, 1)  # adr-probe's defaults
 
@@ -58,31 +52,30 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
     recorder.write_failure_map(failure_map, region)
     log.info(f"failure map ({time.perf_counter() - started:.0f} s): the policy fails at "
              f"{region.describe(node.space)} (uniform share {region.uniform_share:.2f})")
-    node.wait_for_graph()
+    steps, run = node.steps, node.run
+    steps.wait_for_graph()
     if frozen.weights is not None:
         import torch
 
         weights = {k: torch.from_numpy(np.asarray(v, dtype=np.float32)) for k, v in frozen.weights.items()}
-        node.weights_pub.publish(policy_weights.to_msg(weights, version=0, algorithm="frozen",
+        steps.weights_pub.publish(policy_weights.to_msg(weights, version=0, algorithm="frozen",
                                                        obs_dim=node.agent.obs_dim, act_dim=node.agent.act_dim,
                                                        run_id=node.run_id))
     started = time.perf_counter()
     shares = ShareHook(recorder, ProbeResult(region), iterations, lambda text: log.info(f"probe {text}"))
     for k in range(iterations):
         t0 = time.perf_counter()
-        proposals = node.request_proposals(k)
-        randomized = node.collect(k, proposals, min_version=0)
-        node.iteration = k + 1
-        rewards = node.rewards_of(k)
+        proposals = steps.propose(k)
+        randomized, reference = steps.roll_out(k, proposals, min_version=0)
+        run.iteration = k + 1
+        feedback = steps.feedback(k)
         step = IterationResult(
-            iteration=k, proposals=np.stack([from_field(p.normalized, np.float64) for p in proposals]),
-            parameters=np.stack([from_field(p.values, np.float64) for p in proposals]), policy_version=0,
-            randomized=randomized, reference=node.references.pop(k, []), rewards=rewards, n_updates=0,
-            agent_losses={}, sampler_metrics=node.sampler_metrics_of(k) or {},
-            discriminator_metrics=node.discriminator_metrics.pop(k, {}),
+            iteration=k, proposals=proposals.normalized, parameters=proposals.physical, policy_version=0,
+            randomized=randomized, reference=reference, rewards=feedback.rewards, n_updates=0, agent_losses={},
+            sampler_metrics=feedback.sampler_metrics or {}, discriminator_metrics=feedback.discriminator_metrics,
             timings={"time_iteration_s": time.perf_counter() - t0})
-        finish_iteration(node, step, [shares])  # the in-process probe's bookkeeping: record, log every 10
-        node.last_completed = k
+        finish_iteration(run, step, [shares])  # the in-process probe's bookkeeping: record, log every 10
+        run.last_completed = k
         if node.stop_requested.is_set():
             break
     focus = recorder.finish(time.perf_counter() - started, config.seed)

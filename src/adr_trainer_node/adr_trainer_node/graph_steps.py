@@ -1,0 +1,379 @@
+"""The steps of Algorithm 1 over the node graph: ``adr_core.training.remote.RemoteSteps`` in ROS 2.
+
+    propose(k)      ProposeParameters service of the sampler (asked again while it waits for the rewards of k-1)
+    roll_out(k)     RollOut goals on the simulator instances (dispatcher.py), trajectories taken from the topic
+                    (inbox.py: each one checked before it counts); AcceptedTrajectories names what counts
+    publish_weights PolicyWeights (latched)
+    feedback(k)     ParticleRewards of the discriminator (boundary ADR: the task scores this node sends) and the
+                    sampler's SamplerState of k, each checked before it is kept
+    save_components the sampler's and discriminator's SaveCheckpoint services
+
+Every wait checks the stop request and raises ``StopRequested`` (Ctrl-C ends a wait at once, not while a checkpoint
+is being written). The run's loop and learning step are in ``adr_core.training.remote``; the node (node.py) wires
+the two together.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+
+from adr_core import plausibility
+from adr_core.agents import OffPolicyAgent
+from adr_core.base.checkpoint import CheckpointError
+from adr_core.iteration import DISCRIMINATOR_COLUMNS, SAMPLER_COLUMNS, Proposals, outcome_scores
+from adr_core.randomization import RandomizationSpace
+from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
+from adr_core.run_spec import RunSpec
+from adr_core.samplers.svpg import REWARD_LIMIT
+from adr_core.training.config import TrainConfig
+from adr_core.training.remote import Feedback, StopRequested
+from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewards, PolicyWeights, SamplerState
+from adr_interfaces.msg import Trajectory as TrajectoryMsg
+from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
+from adr_ros import policy_weights, qos, run_ids, topics
+from adr_ros.arrays import from_field, to_field
+from adr_ros.checkpoints import component_file
+from adr_ros.diagnostics import NodeDiagnostics
+from adr_trainer_node.dispatcher import RolloutDispatcher
+from adr_trainer_node.inbox import Expected, TrajectoryInbox
+
+PROPOSE_ATTEMPT_S = 5.0  # a propose call without an answer after this long is asked again (answers can be lost)
+
+
+class GraphSteps:
+    """Proposals, rollouts, weights and feedback of each iteration through the graph's services, actions and
+    topics. ``position`` tells the iteration in progress and the last completed one (statistics of other iterations
+    are refused or dropped)."""
+
+    def __init__(self, node: Node, spec: RunSpec, config: TrainConfig, space: RandomizationSpace,
+                 agent: OffPolicyAgent, *, mode: str, instances: list[str], rollout_timeout: float,
+                 service_timeout: float, wait_for_recorder: str, stop_requested: threading.Event,
+                 diagnostics: NodeDiagnostics, position: Callable[[], tuple[int, int | None]],
+                 first_iteration: int = 0) -> None:
+        self.node, self.config, self.space, self.agent = node, config, space, agent
+        self.mode, self.instances, self.service_timeout = mode, instances, service_timeout
+        self.wait_for_recorder, self.stop_requested = wait_for_recorder, stop_requested
+        self.diagnostics, self.position = diagnostics, position
+        self.run_id, self.slots = spec.run_id, spec.slots
+        self.learns_from_rewards = spec.learns_from_rewards
+        self.learns_from_outcomes = spec.learns_from_outcomes  # boundary ADR: this node sends the task scores
+        obs_dim, act_dim = spec.obs_dim, spec.act_dim
+        group = ReentrantCallbackGroup()
+        # reference trajectories too (ADR): their returns go into metrics.csv as adr-train's do
+        self.inbox = TrajectoryInbox(obs_dim, act_dim, kinds=("randomized", "reference") if self.learns_from_rewards
+                                     else ("randomized",), run_id=self.run_id,
+                                     reward_bound=plausibility.reward_bound(config.env_id,
+                                                                            config.reward_bound_per_step))
+        self.inbox.reopen_from(first_iteration)
+        self.rewards: dict[int, np.ndarray] = {}
+        self.discriminator_metrics: dict[int, dict[str, float]] = {}
+        self.sampler_metrics: dict[int, dict[str, float]] = {}
+        self.proposal_messages: dict[int, list[ParameterSet]] = {}
+        self.weights_pub = node.create_publisher(PolicyWeights, topics.POLICY_WEIGHTS, qos.LATCHED)
+        self.accepted_pub = node.create_publisher(AcceptedTrajectories, topics.ACCEPTED_TRAJECTORIES,
+                                                  qos.RELIABLE_HISTORY)
+        node.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM,
+                                 callback_group=group)
+        self.rewards_sub = node.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards,
+                                                    qos.RELIABLE_HISTORY, callback_group=group)
+        # boundary ADR: the task scores of each iteration's slots go to the sampler as its "rewards"
+        self.outcomes_pub = (node.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
+                             if self.learns_from_outcomes else None)
+        # a reader history deeper than the publisher's 1: a burst from another publisher on the topic cannot
+        # displace the sampler's state of an iteration before this node has taken it (a fuzz storm did)
+        node.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.RELIABLE_HISTORY,
+                                 callback_group=group)
+        self.propose_client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE, callback_group=group)
+        self.save_clients = {"sampler": node.create_client(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT,
+                                                           callback_group=group)}
+        if self.learns_from_rewards:
+            self.save_clients["discriminator"] = node.create_client(
+                SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT, callback_group=group)
+        self.dispatcher = RolloutDispatcher(node, instances, rollout_timeout)
+
+    @property
+    def sampler_learns(self) -> bool:
+        return self.learns_from_rewards or self.learns_from_outcomes
+
+    # ------------------------------------------------------------------ subscriptions
+    def on_trajectory(self, msg: TrajectoryMsg) -> None:
+        refusal = self.inbox.offer(msg, received_ns=time.time_ns())
+        if refusal is None:
+            self.diagnostics.count("trajectories_accepted")
+        elif not refusal.startswith("ignored"):
+            reason = refusal.split(":", 1)[0]
+            self.diagnostics.reject(reason, f"trajectory from {msg.instance_id or '?'}: {refusal}")
+
+    def _stale(self, iteration: int) -> bool:
+        """Statistics of an iteration this trainer already logged (a publisher's history replayed to a late match,
+        or a forgery): counted and dropped, so nothing keyed by finished iterations accumulates."""
+        last_completed = self.position()[1]
+        if last_completed is not None and iteration <= last_completed:
+            self.diagnostics.count("stale_statistics")
+            return True
+        return False
+
+    def on_rewards(self, msg: ParticleRewards) -> None:
+        if self.learns_from_outcomes:  # boundary ADR: this node computes the scores it sends; none come in
+            return
+        if self._stale(int(msg.iteration)):
+            return
+        values = from_field(msg.metric_values, np.float64)
+        rewards = from_field(msg.rewards, np.float64)
+        refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values,
+                                           DISCRIMINATOR_COLUMNS)
+        if refusal is None and (rewards.size != self.slots or not np.all(np.isfinite(rewards))):
+            refusal = f"{rewards.size} rewards (finite: {bool(np.all(np.isfinite(rewards)))}) for {self.slots} slots"
+        if refusal is None and np.abs(rewards).max() > REWARD_LIMIT:  # the sampler refuses these too
+            refusal = f"rewards up to {np.abs(rewards).max():.3g} in size (a discriminator reward is within " \
+                      f"+-{REWARD_LIMIT:g})"
+        if refusal is not None:
+            self.diagnostics.reject("rewards", f"particle rewards of iteration {msg.iteration}: {refusal}")
+            return
+        self.discriminator_metrics[int(msg.iteration)] = dict(zip(msg.metric_names, map(float, values)))
+        self.rewards[int(msg.iteration)] = rewards.copy()
+
+    def on_sampler_state(self, msg: SamplerState) -> None:
+        if self._stale(int(msg.iteration)):
+            return
+        values = from_field(msg.metric_values, np.float64)
+        refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values,
+                                           SAMPLER_COLUMNS)
+        if refusal is not None:
+            self.diagnostics.reject("sampler_state", f"sampler state of iteration {msg.iteration}: {refusal}")
+            return
+        self.sampler_metrics[int(msg.iteration)] = dict(zip(msg.metric_names, map(float, values)))
+
+    def _statistics_refusal(self, run_id: str, iteration: int, names: list[str], values: np.ndarray,
+                            columns: tuple[str, ...]) -> str | None:
+        """Why a statistics message cannot be this run's (None: it can). Only the iteration in progress and
+        earlier ones are kept, so no sender can grow these tables beyond the iterations in flight; only the
+        producer's own ``columns`` are accepted, so no message can rename or overwrite another field."""
+        if run_id != self.run_id:
+            return f"run {run_id!r}, this is run {self.run_id!r}"
+        in_progress = self.position()[0]
+        if iteration > in_progress:
+            return f"iteration {iteration} is ahead of the one in progress ({in_progress})"
+        if len(names) != values.size or not np.all(np.isfinite(values)):
+            return f"{len(names)} metric names for {values.size} values, or non-finite values"
+        if values.size and np.abs(values).max() > plausibility.STATISTIC_LIMIT:
+            return f"a value of {np.abs(values).max():.3g} (statistics are within +-{plausibility.STATISTIC_LIMIT:g})"
+        foreign = sorted(set(names) - set(columns)) if len(names) <= len(columns) else names[:3]
+        if foreign or len(set(names)) != len(names):
+            return f"metric names {foreign[:3]} are not this producer's columns ({', '.join(columns)}), or repeat"
+        return None
+
+    # ------------------------------------------------------------------ the steps
+    def propose(self, k: int) -> Proposals:
+        """The sampler's proposals for iteration k (asks again while it waits for the rewards of k-1, and when an
+        answer does not come within PROPOSE_ATTEMPT_S: the sampler answers a repeated question with the same
+        settings, so a lost answer costs seconds, not the run)."""
+        deadline = time.monotonic() + self.service_timeout
+        reason = "no answer"
+        while True:
+            self.check_stop()
+            attempt_deadline = min(deadline, time.monotonic() + PROPOSE_ATTEMPT_S)
+            response = self.call(self.propose_client,
+                                 ProposeParameters.Request(run_id=self.run_id, count=0, iteration=k),
+                                 attempt_deadline, stoppable=True)
+            foreign = None if response is None or not response.success else next(
+                (r for p in response.proposals if (r := run_ids.foreign(p.run_id, self.run_id, "proposals"))), None)
+            if foreign is not None:  # another run's sampler answered (same DDS domain): ask again
+                self.diagnostics.reject("run_id", foreign)
+                response.success, response.message = False, foreign
+            if response is not None and response.success:
+                messages = list(response.proposals)
+                if messages[0].iteration != k or len(messages) != self.slots:
+                    raise RuntimeError(f"the sampler proposed iteration {messages[0].iteration} with "
+                                       f"{len(messages)} settings; the trainer expects iteration {k} with {self.slots}"
+                                       f" (restart the sampler with resume:=true, or start a fresh run)")
+                self.proposal_messages = {k: messages}  # roll_out(k) dispatches these
+                return Proposals(np.stack([from_field(p.normalized, np.float64) for p in messages]),
+                                 np.stack([from_field(p.values, np.float64) for p in messages]))
+            if response is not None:
+                reason = response.message  # the sampler's last word, e.g. which rewards it still waits for
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the sampler did not propose iteration {k} within {self.service_timeout:.0f} s: "
+                                   f"{reason}")
+            time.sleep(0.01)
+
+    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
+        """Roll out every slot of iteration k; returns the randomized trajectories in slot order and, for ADR, the
+        reference ones."""
+        def slots_done() -> set[int]:
+            return set(range(self.slots)) - set(self.inbox.missing(k, self.slots))
+
+        self.inbox.expect(Expected(k, proposals.physical, np.asarray(self.space.reference(), np.float64),
+                                   min_version))
+        self.dispatcher.start(self.proposal_messages.pop(k), with_reference=self.learns_from_rewards,
+                              min_policy_version=min_version,
+                              newest_policy_version=lambda: self.inbox.published_version, slots_done=slots_done)
+        while not self.dispatcher.finished.wait(0.05):
+            self.check_stop()
+        if self.dispatcher.error is not None:
+            raise RuntimeError(f"iteration {k}: {self.dispatcher.error}")
+        if self.dispatcher.report.reassigned:
+            self.diagnostics.count("rollouts_reassigned", self.dispatcher.report.reassigned)
+        if not self.learns_from_rewards:
+            randomized = self.inbox.take(k, self.slots)
+            if self.learns_from_outcomes:
+                self.publish_outcomes(k, randomized)
+            return randomized, []
+        # ADR: each goal published its reference trajectory before it succeeded; wait for their delivery (metrics)
+        deadline = time.monotonic() + 10.0
+        while self.inbox.missing(k, self.slots, "reference") and time.monotonic() < deadline:
+            self.check_stop()
+            self.inbox.wait(0.01)
+        if self.inbox.missing(k, self.slots, "reference"):
+            learns = " and from the agent's replay (learn_from_reference)" if self.config.learn_from_reference else ""
+            self.node.get_logger().warning(f"iteration {k}: reference trajectories missing from metrics.csv{learns}")
+            randomized = self.inbox.take(k, self.slots)
+            self.publish_acceptance(k, randomized)  # the discriminator fills the reference slots from its own
+            return randomized, []
+        taken = self.inbox.take_kinds(k, self.slots, ("randomized", "reference"))
+        self.publish_acceptance(k, [*taken["randomized"], *taken["reference"]])
+        return taken["randomized"], taken["reference"]
+
+    def publish_outcomes(self, k: int, randomized: list[Trajectory]) -> None:
+        """Boundary ADR: each slot's task score (``outcome_scores``: solved 1, else 0) to the sampler, on the topic the
+        discriminator's rewards use for ADR; kept here too, as the iteration's ``rewards``."""
+        assert self.outcomes_pub is not None
+        scores = outcome_scores(randomized)
+        self.rewards[k] = scores
+        msg = ParticleRewards(run_id=self.run_id, iteration=k)
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        msg.slots = to_field(np.arange(self.slots), np.uint32)
+        msg.rewards = to_field(scores, np.float64)
+        self.outcomes_pub.publish(msg)
+
+    def publish_acceptance(self, k: int, accepted: list[Trajectory]) -> None:
+        """Which trajectory counts for each slot of iteration k, by digest: the discriminator scores exactly these
+        (one acceptance rule for the graph: what the trainer refused, no node keeps)."""
+        msg = AcceptedTrajectories(run_id=self.run_id, iteration=k, kinds=[KIND_CODES[t.kind] for t in accepted],
+                                   slots=[t.slot for t in accepted], digests=[trajectory_digest(t) for t in accepted])
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self.accepted_pub.publish(msg)
+
+    def publish_weights(self) -> None:
+        msg = policy_weights.to_msg(self.agent.actor_state_dict(), version=self.agent.policy_version,
+                                    algorithm=self.config.agent.algorithm, obs_dim=self.agent.obs_dim,
+                                    act_dim=self.agent.act_dim, run_id=self.run_id)
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self.inbox.note_published(self.agent.policy_version)
+        self.weights_pub.publish(msg)
+
+    def feedback(self, k: int) -> Feedback:
+        return Feedback(self.rewards_of(k), self.sampler_metrics_of(k), self.discriminator_metrics.pop(k, {}))
+
+    def transport_seconds(self, k: int) -> float:
+        return self.inbox.transport_seconds(k)
+
+    def rewards_of(self, k: int) -> np.ndarray | None:
+        if not self.sampler_learns:
+            return None
+        # sync: the row waits for them (a loaded machine may take seconds); the discriminator and the sampler are
+        # required nodes, so a dead one stops the graph rather than this wait
+        deadline = time.monotonic() + (self.service_timeout if self.mode in ("sync", "probe") else 0.0)
+        while k not in self.rewards and time.monotonic() < deadline and not self.stop_requested.is_set():
+            time.sleep(0.005)
+        for old in [i for i in self.rewards if i < k]:
+            del self.rewards[old]
+        return self.rewards.get(k)
+
+    def sampler_metrics_of(self, k: int) -> dict[str, float] | None:
+        """The sampler's update statistics of iteration k (it publishes them once the rewards of k arrived); None:
+        they did not come (in time)."""
+        if not self.sampler_learns:
+            return {}
+        deadline = time.monotonic() + (self.service_timeout if self.mode in ("sync", "probe") else 0.0)
+        while k not in self.sampler_metrics and time.monotonic() < deadline and not self.stop_requested.is_set():
+            time.sleep(0.005)
+        for old in [i for i in self.sampler_metrics if i < k]:
+            del self.sampler_metrics[old]
+        return self.sampler_metrics.pop(k, None)
+
+    # ------------------------------------------------------------------ the graph's start and its checkpoint
+    def wait_for_graph(self) -> None:
+        deadline = time.monotonic() + self.service_timeout
+        # ADR: the discriminator must be up before iteration 0 (its rewards are kept for late matches, transient-local
+        # depth 256, so a subscription that matches late still gets them)
+        def discriminator_ready() -> bool:
+            return not self.learns_from_rewards or self.rewards_sub.get_publisher_count() >= 1
+
+        while (not self.dispatcher.ready_instances() or not self.propose_client.service_is_ready()
+               or not discriminator_ready()):
+            self.check_stop()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no sampler, discriminator or simulator instance ({', '.join(self.instances)}) "
+                                   f"appeared within {self.service_timeout:.0f} s")
+            time.sleep(0.05)
+        if self.wait_for_recorder:
+            self._wait_for_recorder(self.wait_for_recorder)
+
+    def _wait_for_recorder(self, name: str, timeout: float = 15.0) -> None:
+        """Until the recorder has subscribed (it subscribes to the graph's topics at start); a recorder that failed
+        (e.g. its bag folder exists) costs this wait, then the run goes on without it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.check_stop()
+            for node, namespace in self.node.get_node_names_and_namespaces():
+                try:
+                    if node == name and self.node.get_subscriber_names_and_types_by_node(node, namespace):
+                        return
+                except Exception:  # noqa: BLE001 - it left the graph between the two calls
+                    pass
+            time.sleep(0.05)
+        self.node.get_logger().warning(f"{name} did not subscribe within {timeout:.0f} s: the bag may miss the "
+                                       "run's start")
+
+    def save_components(self, k: int, directory: Path, patient: bool) -> dict[str, str]:
+        """The sampler's and the discriminator's files of iteration k in ``directory``."""
+        return {component: self._component_checkpoint(component, client, k, directory, patient)
+                for component, client in self.save_clients.items()}
+
+    def _component_checkpoint(self, component: str, client: Any, k: int, directory: Path, patient: bool) -> str:
+        deadline = time.monotonic() + (self.service_timeout if patient else 5.0)
+        name = component_file(component, k)
+        reason = "no answer"
+        while time.monotonic() < deadline:
+            if patient and self.stop_requested.is_set():  # Ctrl-C: a hung node gets 5 s more, not the full timeout
+                deadline, patient = min(deadline, time.monotonic() + 5.0), False
+            if client.service_is_ready():
+                response = self.call(client, SaveCheckpoint.Request(run_id=self.run_id, iteration=k,
+                                                                    directory=str(directory)),
+                                     min(deadline, time.monotonic() + 5.0))
+                if response is not None and response.success:
+                    return Path(response.path).name
+                if response is not None:
+                    reason = response.message
+                    if reason.startswith("cannot write checkpoint"):  # it will not get better by asking again
+                        break
+            if (directory / name).is_file():  # written by the node itself on shutdown
+                return name
+            time.sleep(0.05)
+        if (directory / name).is_file():
+            return name
+        raise CheckpointError(f"the {component} did not save its state of iteration {k}: {reason}")
+
+    # ------------------------------------------------------------------ helpers
+    def call(self, client: Any, request: Any, deadline: float, stoppable: bool = False) -> Any:
+        """The service's answer, or None by ``deadline``. ``stoppable``: Ctrl-C ends the wait at once (not while
+        a checkpoint is being saved)."""
+        if not client.wait_for_service(timeout_sec=max(0.0, min(1.0, deadline - time.monotonic()))):
+            return None
+        future = client.call_async(request)
+        while not future.done() and time.monotonic() < deadline:
+            self.check_stop(allow_during_checkpoint=not stoppable)
+            time.sleep(0.002)
+        return future.result() if future.done() else None
+
+    def check_stop(self, allow_during_checkpoint: bool = False) -> None:
+        if self.stop_requested.is_set() and not allow_during_checkpoint:
+            raise StopRequested
