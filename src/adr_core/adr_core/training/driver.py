@@ -1,7 +1,7 @@
 """Algorithm 1's outer loop and the bookkeeping around each iteration, written once (issue 31).
 
-A runner supplies one iteration (``adr_core.iteration.run_iteration`` in-process; the trainer node's propose ->
-dispatch -> learn over DDS) and its run state (``RunState``); ``finish_iteration`` then does what every runner does
+A runner supplies one iteration (``adr_core.iteration.run_iteration`` in-process; ``remote.RemoteRun`` when the
+node graph's processes do the steps) and its run state (``RunState``); ``finish_iteration`` then does what every runner does
 after an iteration, through hooks in the spirit of stable-baselines3's callbacks::
 
     for hook in hooks: hook.after_update(run, result)        # the early stop: its check is training time
@@ -10,7 +10,7 @@ after an iteration, through hooks in the spirit of stable-baselines3's callbacks
 
 and ``drive`` loops ``iterate`` + ``finish_iteration`` until the run is done (budget or early stop), asked to stop,
 or ``max_iterations`` more have run; each hook's ``on_end`` runs also when an iteration raised. The hooks are in
-hooks.py; the in-process ``Trainer``, the ``Probe`` and the trainer node use them.
+hooks.py; the in-process ``Trainer``, the ``Probe`` and ``RemoteRun`` (the trainer node) use them.
 """
 from __future__ import annotations
 
