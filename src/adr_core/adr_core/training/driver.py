@@ -1,8 +1,8 @@
 """Algorithm 1's outer loop and the bookkeeping around each iteration, written once (issue 31).
 
 A runner supplies one iteration (``adr_core.iteration.run_iteration`` in-process; ``remote.RemoteRun`` when the
-node graph's processes do the steps) and its run state (``RunState``); ``finish_iteration`` then does what every runner does
-after an iteration, through hooks in the spirit of stable-baselines3's callbacks::
+node graph's processes do the steps) and its run state (``RunState``); ``finish_iteration`` then does what every
+runner does after an iteration, through hooks in the spirit of stable-baselines3's callbacks::
 
     for hook in hooks: hook.after_update(run, result)        # the early stop: its check is training time
     row = metrics row of the iteration (result.metrics() + the run's counters)
