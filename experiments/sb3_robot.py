@@ -31,13 +31,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from experiments.landing import CURVE_SEED, FINAL_SEED, evaluate_callable, first_landing
+from experiments.landing import FINAL_SEED, evaluate_callable, first_landing
 
 HYPER = {
     "defaults": {"n_timesteps": 1_000_000, "kwargs": {}},
@@ -74,12 +73,13 @@ def sweep_callable(policy, env, points: int, episodes: int, seed: int) -> list[d
 
 def main(argv: list[str] | None = None) -> int:
     from stable_baselines3 import SAC
-    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+    from stable_baselines3.common.callbacks import CallbackList
 
     from adr_core import ADRLoop, ADRWrapper
     from adr_core.envs import make_env
     from adr_core.integrations.sb3 import ADRCallback
     from adr_core.training.config import TrainConfig
+    from experiments.sb3_clock import EvaluationClock
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="adr/ErgoReacher-v0")
@@ -99,38 +99,21 @@ def main(argv: list[str] | None = None) -> int:
     loop = ADRLoop.from_config(TrainConfig(env_id=args.env, sampler=args.sampler, seed=args.seed))
     train_env, eval_env = ADRWrapper(make_env(args.env), loop), make_env(args.env)
     model = SAC("MlpPolicy", train_env, seed=args.seed, device="cpu", verbose=0, **HYPER[args.hyper]["kwargs"])
-    curve: list[dict] = []
-    clock = {"start": 0.0, "eval": 0.0}
 
     def policy(obs: np.ndarray) -> np.ndarray:
         return model.predict(obs, deterministic=True)[0]
 
-    class EveryNSteps(BaseCallback):
-        def _on_training_start(self) -> None:
-            clock["start"] = time.perf_counter()
-            self.next_eval = args.eval_every
-
-        def _on_step(self) -> bool:
-            train_s = time.perf_counter() - clock["start"] - clock["eval"]
-            if self.num_timesteps >= self.next_eval:
-                self.next_eval += args.eval_every
-                started = time.perf_counter()
-                score = evaluate_callable(policy, args.eval_episodes, CURVE_SEED, eval_env)
-                seconds = time.perf_counter() - started
-                clock["eval"] += seconds
-                curve.append({"agent_steps": self.num_timesteps, "train_s": train_s, "evaluation_s": seconds,
-                              "return_mean": score["return_mean"], "solved": score["solved_fraction"]})
-                print(f"sb3 sac {args.hyper} {args.sampler} s{args.seed}: {curve[-1]}", flush=True)
-            return train_s < 60.0 * args.max_minutes
+    clock = EvaluationClock(policy, eval_env, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
+                            max_minutes=args.max_minutes, label=f"sb3 sac {args.hyper} {args.sampler} s{args.seed}")
 
     n_timesteps = HYPER[args.hyper]["n_timesteps"]
-    model.learn(total_timesteps=n_timesteps, callback=CallbackList([ADRCallback(loop), EveryNSteps()]))
-    train_s = time.perf_counter() - clock["start"] - clock["eval"]
+    model.learn(total_timesteps=n_timesteps, callback=CallbackList([ADRCallback(loop), clock]))
+    train_s, curve = clock.training_seconds(), clock.curve
     final = evaluate_callable(policy, args.final_episodes, FINAL_SEED, eval_env)
     sweep = sweep_callable(policy, eval_env, 13, args.sweep_episodes, FINAL_SEED) if args.sweep_episodes else []
     result = {"name": f"sb3_sac_{args.hyper}" + ("_adr" if args.sampler == "adr" else ""), "env_id": args.env,
               "sampler": args.sampler, "seed": args.seed, "sweep": sweep,
-              "agent_steps": int(model.num_timesteps), "train_s": train_s, "evaluation_s": clock["eval"],
+              "agent_steps": int(model.num_timesteps), "train_s": train_s, "evaluation_s": clock.evaluating,
               "threads": args.threads, "stopped": "budget" if model.num_timesteps >= n_timesteps else "time cap",
               "curve": curve, "landed": first_landing(curve, args.env), "final_return_mean": final["return_mean"],
               "final_solved": final["solved_fraction"]}

@@ -21,13 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from experiments.landing import CURVE_SEED, ENV_ID, FINAL_SEED, evaluate_callable, first_landing
+from experiments.landing import ENV_ID, FINAL_SEED, evaluate_callable, first_landing
 
 ZOO = {
     "td3": {"n_timesteps": 300_000, "kwargs": dict(gamma=0.98, buffer_size=200_000, learning_starts=10_000,
@@ -52,9 +51,8 @@ def build(algorithm: str, env, seed: int):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from stable_baselines3.common.callbacks import BaseCallback
-
     from adr_core.envs import make_env
+    from experiments.sb3_clock import EvaluationClock
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--algorithm", choices=sorted(ZOO), required=True)
@@ -70,35 +68,18 @@ def main(argv: list[str] | None = None) -> int:
 
     train_env, eval_env = make_env(ENV_ID), make_env(ENV_ID)
     model = build(args.algorithm, train_env, args.seed)
-    curve: list[dict] = []
-    clock = {"start": 0.0, "eval": 0.0}
 
     def policy(obs: np.ndarray) -> np.ndarray:
         return model.predict(obs, deterministic=True)[0]
 
-    class EveryNSteps(BaseCallback):
-        def _on_training_start(self) -> None:
-            clock["start"] = time.perf_counter()
-            self.next_eval = args.eval_every
+    clock = EvaluationClock(policy, eval_env, eval_every=args.eval_every, eval_episodes=args.eval_episodes,
+                            max_minutes=args.max_minutes, label=f"sb3 {args.algorithm} s{args.seed}")
 
-        def _on_step(self) -> bool:
-            train_s = time.perf_counter() - clock["start"] - clock["eval"]
-            if self.num_timesteps >= self.next_eval:
-                self.next_eval += args.eval_every
-                started = time.perf_counter()
-                score = evaluate_callable(policy, args.eval_episodes, CURVE_SEED, eval_env)
-                seconds = time.perf_counter() - started
-                clock["eval"] += seconds
-                curve.append({"agent_steps": self.num_timesteps, "train_s": train_s, "evaluation_s": seconds,
-                              "return_mean": score["return_mean"], "solved": score["solved_fraction"]})
-                print(f"sb3 {args.algorithm} s{args.seed}: {curve[-1]}", flush=True)
-            return train_s < 60.0 * args.max_minutes
-
-    model.learn(total_timesteps=ZOO[args.algorithm]["n_timesteps"], callback=EveryNSteps())
-    train_s = time.perf_counter() - clock["start"] - clock["eval"]
+    model.learn(total_timesteps=ZOO[args.algorithm]["n_timesteps"], callback=clock)
+    train_s, curve = clock.training_seconds(), clock.curve
     final = evaluate_callable(policy, args.final_episodes, FINAL_SEED, eval_env)
     result = {"name": f"sb3_{args.algorithm}", "seed": args.seed, "agent_steps": int(model.num_timesteps),
-              "train_s": train_s, "evaluation_s": clock["eval"], "threads": args.threads,
+              "train_s": train_s, "evaluation_s": clock.evaluating, "threads": args.threads,
               "stopped": "budget" if model.num_timesteps >= ZOO[args.algorithm]["n_timesteps"] else "time cap",
               "curve": curve, "landed": first_landing(curve), "final_return_mean": final["return_mean"],
               "final_solved": final["solved_fraction"]}
