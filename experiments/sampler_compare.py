@@ -1,0 +1,128 @@
+"""Samplers side by side on what users care about: the solved share of each run's final policy over the hard end of
+the range and over the whole range, paired by seed, decided by the rule of docs/reproduction.md "Beyond the paper"
+(fixed before the runs):
+
+    per seed i: v_i = mean solved share over the sweep points in the range (hard end: main engine 8..11; full: 8..20)
+    d_i = v_i(candidate) - v_i(other), over the seeds both ran;  m = mean(d), s = std(d) (n - 1)
+    m > s -> better;  m < -s -> worse;  otherwise no difference measured  (fewer than 2 pairs, or NaN: inconclusive)
+
+Each method is a report directory of ``experiments.reproduce`` (adr-report's ``sweeps/<run>/sweep_points.csv``) and
+the label its runs carry there, so runs of separate grids that share the rules (same preset, budget, seeds,
+evaluation) can be compared; nothing is evaluated again.
+
+    python -m experiments.sampler_compare --env adr/LunarLander-v0 \\
+        --method "paper ADR=runs/claims_ll/report:ADR" --method "UDR=runs/claims_ll/report:UDR" \\
+        --method "boundary ADR=runs/beyond_boundary/report:boundary ADR" \\
+        --method "failure-aware ADR=runs/beyond_failure_aware/report:ADR" \\
+        --candidates "boundary ADR" "failure-aware ADR" --against "paper ADR" UDR --out runs/beyond_compare.md
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from experiments.repro_sweep import load_sweep
+
+RANGES = {"hard end": (8.0, 11.0), "full range": (-math.inf, math.inf)}  # LunarLander main engine, inclusive
+
+
+@dataclass(frozen=True)
+class Comparison:
+    candidate: str
+    other: str
+    range_name: str
+    seeds: tuple[int, ...]
+    differences: tuple[float, ...]  # per paired seed, candidate - other (solved share, 0..1)
+    verdict: str
+
+    def numbers(self) -> str:
+        d = np.asarray(self.differences)
+        if d.size == 0:
+            return "no seed in common"
+        std = f", std {100 * d.std(ddof=1):.1f}" if d.size > 1 else ""
+        per_seed = ", ".join(f"s{s}: {100 * x:+.0f}" for s, x in zip(self.seeds, d))
+        return f"mean difference {100 * d.mean():+.1f} points{std} ({per_seed})"
+
+
+def decide(differences: list[float]) -> str:
+    """The rule of the module docstring on paired differences."""
+    d = np.asarray(differences, float)
+    if d.size < 2 or not np.all(np.isfinite(d)):
+        return "inconclusive"
+    m, s = d.mean(), d.std(ddof=1)
+    if m > s:
+        return "better"
+    if m < -s:
+        return "worse"
+    return "no difference measured"
+
+
+def range_shares(report_dir: Path, label: str, env_id: str, low: float, high: float) -> dict[int, float]:
+    """Per seed of the runs labelled ``label``: the mean solved share over the sweep points in [low, high]."""
+    sweep = load_sweep(report_dir, env_id)
+    if label not in sweep.methods:
+        raise ValueError(f"{report_dir} has no runs labelled {label!r}; it has {sorted(sweep.methods)}")
+    points = [i for i, value in enumerate(sweep.values) if low <= value <= high]
+    seeds = set.intersection(*(set(sweep.methods[label][i].solved) for i in points))
+    return {seed: float(np.mean([sweep.methods[label][i].solved[seed] for i in points])) for seed in sorted(seeds)}
+
+
+def compare(shares: dict[str, dict[str, dict[int, float]]], candidates: list[str],
+            against: list[str]) -> list[Comparison]:
+    """``shares[method][range][seed]`` -> every candidate against every other method, per range."""
+    out = []
+    for candidate in candidates:
+        for other in against:
+            for range_name in RANGES:
+                a, b = shares[candidate][range_name], shares[other][range_name]
+                seeds = tuple(sorted(set(a) & set(b)))
+                differences = [a[s] - b[s] for s in seeds]
+                out.append(Comparison(candidate, other, range_name, seeds, tuple(differences), decide(differences)))
+    return out
+
+
+def markdown(comparisons: list[Comparison]) -> str:
+    lines = ["| candidate | against | range | verdict | numbers (solved %, paired by seed) |", "|---|---|---|---|---|"]
+    for c in comparisons:
+        lines.append(f"| {c.candidate} | {c.other} | {c.range_name} | **{c.verdict}** | {c.numbers()} |")
+    return "\n".join(lines) + "\n"
+
+
+def parse_method(text: str) -> tuple[str, Path, str]:
+    """'NAME=REPORT_DIR:LABEL' -> (name, report dir, label)."""
+    name, sep, rest = text.partition("=")
+    directory, colon, label = rest.rpartition(":")
+    if not (sep and colon and name and directory and label):
+        raise argparse.ArgumentTypeError(f"--method {text!r}: expected NAME=REPORT_DIR:LABEL")
+    return name, Path(directory), label
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", default="adr/LunarLander-v0")
+    parser.add_argument("--method", type=parse_method, action="append", required=True,
+                        metavar="NAME=REPORT_DIR:LABEL")
+    parser.add_argument("--candidates", nargs="+", required=True)
+    parser.add_argument("--against", nargs="+", required=True)
+    parser.add_argument("--out", type=Path, help="also write the table here")
+    args = parser.parse_args(argv)
+    methods = {name: (directory, label) for name, directory, label in args.method}
+    unknown = sorted(set(args.candidates + args.against) - set(methods))
+    if unknown:
+        parser.error(f"{unknown} not given with --method; given: {sorted(methods)}")
+    shares = {name: {r: range_shares(d, label, args.env, *RANGES[r]) for r in RANGES}
+              for name, (d, label) in methods.items()}
+    text = markdown(compare(shares, args.candidates, args.against))
+    if args.out:
+        args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
