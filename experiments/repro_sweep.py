@@ -5,6 +5,7 @@ Both read an adr-report directory (``sweeps/<run>/sweep_points.csv``, ``<env>_sc
 directories (``sampled_parameters.csv``); nothing is evaluated again.
 
     python -m experiments.repro_sweep runs/claims_ll/report --env adr/LunarLander-v0 --runs runs/claims_ll/runs
+    python -m experiments.repro_sweep ... --probes runs/claims_ll/probes   # adr-probe around each final ADR policy
 """
 from __future__ import annotations
 
@@ -105,15 +106,19 @@ def sweep_markdown(sweep: Sweep, env_id: str) -> str:
 
 
 def proposals_of(run_dir: Path, dimension: str) -> tuple[np.ndarray, np.ndarray]:
-    """(iteration, value of ``dimension``) of every proposal of a run (``sampled_parameters.csv``)."""
-    with (run_dir / "sampled_parameters.csv").open(newline="") as handle:
+    """(iteration, value of ``dimension``) of every proposal of a training run (``sampled_parameters.csv``) or of an
+    adr-probe around its final policy (``proposals.csv``)."""
+    name = "proposals.csv" if (run_dir / "proposals.csv").is_file() else "sampled_parameters.csv"
+    with (run_dir / name).open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     return (np.array([int(r["iteration"]) for r in rows]), np.array([float(r[dimension]) for r in rows]))
 
 
-def focus_figure(sweep: Sweep, runs: dict[int, Path], out: Path, env_id: str, method: str = "ADR") -> Path:
+def focus_figure(sweep: Sweep, runs: dict[int, Path], out: Path, env_id: str, method: str = "ADR",
+                 source: str = "its sampler") -> Path:
     """Per seed of ``method``: its final policy's solved share along the sweep (line, left axis) beside the share of
-    its training proposals per bin of the same dimension, over the whole run and its last quarter (bars)."""
+    the proposals in ``runs`` (its training run's, or a probe's around the final policy) per bin of the same
+    dimension, over the whole run and its last quarter (bars)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -139,7 +144,7 @@ def focus_figure(sweep: Sweep, runs: dict[int, Path], out: Path, env_id: str, me
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("%")
     axes[0][0].legend(fontsize=6, loc="lower right")
-    figure.suptitle(f"{env_id}: where each {method} policy fails (red) vs where its sampler proposed (blue)",
+    figure.suptitle(f"{env_id}: where each {method} policy fails (red) vs where {source} proposed (blue)",
                     fontsize=9)
     figure.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -173,19 +178,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("report", type=Path, help="adr-report output directory")
     parser.add_argument("--env", default="adr/LunarLander-v0")
     parser.add_argument("--runs", type=Path, help="folder of the run directories (for the ADR focus figure)")
+    parser.add_argument("--probes", type=Path,
+                        help="folder of adr-probe outputs around the final ADR policies, one per run, named as the "
+                             "run: a second focus figure and table with the probes' proposals")
     parser.add_argument("--dimension", default=None, help="swept dimension [the first]")
     parser.add_argument("--out", type=Path, default=None, help="markdown file [<report>/per_setting.md]")
     args = parser.parse_args(argv)
     sweep = load_sweep(args.report, args.env, args.dimension)
     text = sweep_markdown(sweep, args.env)
-    if args.runs is not None and "ADR" in sweep.methods:
-        names = {seed: run for run, (method, seed) in _runs_of(args.report, args.env).items() if method == "ADR"}
-        runs = {seed: args.runs / run for seed, run in names.items() if (args.runs / run).is_dir()}
+    adr_runs = {seed: run for run, (method, seed) in _runs_of(args.report, args.env).items() if method == "ADR"}
+    short = args.env.split("/")[-1].split("-")[0].lower()
+    for folder, suffix, source in ((args.runs, "proposals", "its sampler"),
+                                   (args.probes, "probe_proposals", "a probe around it")):
+        runs = {seed: folder / run for seed, run in adr_runs.items() if folder is not None and (folder / run).is_dir()}
         if runs:
-            short = args.env.split("/")[-1].split("-")[0].lower()
-            figure = focus_figure(sweep, runs, args.report / "figures" / f"{short}_adr_failures_vs_proposals.png",
-                                  args.env)
-            text += f"\n![ADR failures vs proposals]({figure.name})\n\n" + focus_table(sweep, runs)
+            figure = focus_figure(sweep, runs, args.report / "figures" / f"{short}_adr_failures_vs_{suffix}.png",
+                                  args.env, source=source)
+            text += f"\n![ADR failures vs {source}]({figure.name})\n\n" + focus_table(sweep, runs)
     out = args.out or args.report / "per_setting.md"
     out.write_text(text)
     print(text)

@@ -63,8 +63,24 @@ def test_focus_counts_the_last_quarter_in_the_failure_region(grid, tmp_path):
     assert "| 0 | 8 | 33 % | 100 % |" in table  # failure region {8}: a third of the range, all of the last quarter
     assert focus_figure(sweep, seeds, tmp_path / "f.png", ENV).stat().st_size > 5000
     assert main([str(report), "--runs", str(runs)]) == 0
-    assert (report / "figures" / "lunarlander_adr_failures_vs_proposals.png").is_file()
+    assert (report / "figures" / "lunarlander_adr_failures_vs_proposals.png").is_file()  # the training's proposals
     assert "failure points" in (report / "per_setting.md").read_text()
+
+
+def test_a_probe_around_the_final_policy_gives_its_own_focus_figure_and_table(grid, tmp_path):
+    report, runs = grid
+    probes = tmp_path / "probes"
+    (probes / "lunarlander_adr_s0").mkdir(parents=True)
+    with (probes / "lunarlander_adr_s0" / "proposals.csv").open("w", newline="") as handle:
+        w = csv.writer(handle)
+        w.writerow(["iteration", "slot", "u_main_engine_power", "main_engine_power", "reward"])
+        for iteration in range(8):  # the probe keeps proposing engine 10, which the policy solves
+            w.writerow([iteration, 0, 0.1, 10.0, 0.0])
+    assert main([str(report), "--runs", str(runs), "--probes", str(probes)]) == 0
+    text = (report / "per_setting.md").read_text()
+    assert (report / "figures" / "lunarlander_adr_failures_vs_probe_proposals.png").is_file()
+    assert text.count("| 0 | 8 | 33 % |") == 2  # seed 0 in both tables: training (100 %), probe (0 %)
+    assert "| 0 | 8 | 33 % | 100 % |" in text and "| 0 | 8 | 33 % | 0 % |" in text
 
 
 def test_runs_swept_at_different_points_are_refused(grid):
