@@ -20,14 +20,15 @@ from adr_core.training.trainer import Trainer
 
 class LocalSteps:
     """The steps protocol in this process: the sampler node's propose/update, the simulator node's rollouts, the
-    discriminator node's score-then-train, over a Trainer's components."""
+    discriminator node's score-then-train, over a Trainer's components. As in the graph, the discriminator and the
+    sampler react to an iteration's trajectories as soon as they exist, whatever the learner is doing."""
 
     def __init__(self, trainer: Trainer, lose_feedback_of: int | None = None,
                  stop_in_propose_of: int | None = None) -> None:
         self.parts = trainer.components()
         self.agent = trainer.agent
         self.published: list[dict] = []
-        self.pending: dict[int, tuple[list[Trajectory], list[Trajectory]]] = {}
+        self.answers: dict[int, Feedback] = {}
         self.lose_feedback_of, self.stop_in_propose_of = lose_feedback_of, stop_in_propose_of
         self.stop = threading.Event()
 
@@ -47,19 +48,18 @@ class LocalSteps:
                           self.parts.rollouts, self.agent.policy_version, with_reference=self.sampler_learns)
                  for slot in range(len(proposals.normalized))]
         randomized, reference = [r for r, _ in pairs], [ref for _, ref in pairs if ref is not None]
-        self.pending[k] = (randomized, reference)
+        rewards, metrics = score_then_train(self.parts.discriminator, randomized, reference)
+        sampler_metrics = None if k == self.lose_feedback_of else update_sampler(self.parts.sampler, rewards)
+        self.answers[k] = Feedback(rewards, sampler_metrics, metrics)
         return randomized, reference
 
     def publish_weights(self) -> None:
         self.published.append({name: value.clone() for name, value in self.agent.actor_state_dict().items()})
 
     def feedback(self, k: int) -> Feedback:
-        randomized, reference = self.pending.pop(k)
-        rewards, metrics = score_then_train(self.parts.discriminator, randomized, reference)
         if k == self.lose_feedback_of:
             self.stop.set()  # the graph stops: the sampler's answer of k never comes
-            return Feedback(rewards, None, metrics)
-        return Feedback(rewards, update_sampler(self.parts.sampler, rewards), metrics)
+        return self.answers.pop(k)
 
     def transport_seconds(self, k: int) -> float:
         return 0.0
@@ -111,3 +111,15 @@ def test_a_stop_request_from_a_step_ends_the_loop_between_two_steps() -> None:
     with pytest.raises(StopRequested):
         run.run()
     assert [row["iteration"] for row in rows.rows] == [0] and run.iteration == 1
+
+
+def test_overlapping_learning_with_the_next_rollouts_logs_every_iteration_in_order() -> None:
+    config = tiny_config(total_agent_steps=900)
+    trainer = Trainer(config)
+    steps = LocalSteps(trainer)
+    run = RemoteRun(trainer.agent, config, steps, overlap=True, stop_requested=steps.stop, warn=lambda text: None)
+    rows = Rows()
+    run.start([rows])
+    run.run()
+    assert [row["iteration"] for row in rows.rows] == list(range(run.iteration)) and run.done
+    assert rows.rows[-1]["agent_steps"] == trainer.agent.transitions_seen >= config.total_agent_steps
