@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.repro_sweep import load_sweep
+from experiments.repro_sweep import Sweep, load_sweep
 
 RANGES = {"hard end": (8.0, 11.0), "full range": (-math.inf, math.inf)}  # LunarLander main engine, inclusive
 
@@ -62,11 +62,10 @@ def decide(differences: list[float]) -> str:
     return "no difference measured"
 
 
-def range_shares(report_dir: Path, label: str, env_id: str, low: float, high: float) -> dict[int, float]:
+def range_shares(sweep: Sweep, label: str, low: float, high: float) -> dict[int, float]:
     """Per seed of the runs labelled ``label``: the mean solved share over the sweep points in [low, high]."""
-    sweep = load_sweep(report_dir, env_id)
     if label not in sweep.methods:
-        raise ValueError(f"{report_dir} has no runs labelled {label!r}; it has {sorted(sweep.methods)}")
+        raise ValueError(f"no runs labelled {label!r}; the report has {sorted(sweep.methods)}")
     points = [i for i, value in enumerate(sweep.values) if low <= value <= high]
     seeds = set.intersection(*(set(sweep.methods[label][i].solved) for i in points))
     return {seed: float(np.mean([sweep.methods[label][i].solved[seed] for i in points])) for seed in sorted(seeds)}
@@ -115,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(args.candidates + args.against) - set(methods))
     if unknown:
         parser.error(f"{unknown} not given with --method; given: {sorted(methods)}")
-    shares = {name: {r: range_shares(d, label, args.env, *RANGES[r]) for r in RANGES}
+    sweeps = {d: load_sweep(d, args.env) for d, _ in methods.values()}  # each report read once
+    shares = {name: {r: range_shares(sweeps[d], label, *RANGES[r]) for r in RANGES}
               for name, (d, label) in methods.items()}
     text = markdown(compare(shares, args.candidates, args.against))
     if args.out:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from experiments import sampler_compare as sc
+from experiments.repro_sweep import load_sweep
 
 ENGINES = [8.0 + i for i in range(13)]  # 8 .. 20, the claims grid's 13 sweep points
 
@@ -51,8 +52,8 @@ def test_a_sampler_better_at_the_hard_end_only_is_better_there_and_not_over_the_
     new = {seed: [0.5 + 0.05 * k] * 4 + [0.9 - 0.1 * k] * 9 for k, seed in enumerate((300, 301, 302))}
     reports = {"paper ADR": (write_report(tmp_path / "a", "ADR", base), "ADR"),
                "boundary ADR": (write_report(tmp_path / "b", "boundary ADR", new), "boundary ADR")}
-    shares = {name: {r: sc.range_shares(d, label, "adr/LunarLander-v0", *sc.RANGES[r]) for r in sc.RANGES}
-              for name, (d, label) in reports.items()}
+    shares = {name: {r: sc.range_shares(load_sweep(d, "adr/LunarLander-v0"), label, *sc.RANGES[r])
+                     for r in sc.RANGES} for name, (d, label) in reports.items()}
     assert shares["paper ADR"]["hard end"] == pytest.approx({300: 0.2, 301: 0.2, 302: 0.2})
     (hard, full) = sc.compare(shares, ["boundary ADR"], ["paper ADR"])
     assert (hard.range_name, hard.verdict) == ("hard end", "better")
@@ -65,12 +66,12 @@ def test_a_sampler_better_at_the_hard_end_only_is_better_there_and_not_over_the_
 def test_runs_are_paired_by_seed_and_a_missing_label_is_named(tmp_path: Path) -> None:
     a = write_report(tmp_path / "a", "ADR", {300: [0.5] * 13, 301: [0.5] * 13})
     b = write_report(tmp_path / "b", "UDR", {301: [0.7] * 13, 302: [0.1] * 13})
-    shares = {name: {r: sc.range_shares(d, label, "adr/LunarLander-v0", *sc.RANGES[r]) for r in sc.RANGES}
-              for name, d, label in (("ADR", a, "ADR"), ("UDR", b, "UDR"))}
+    shares = {name: {r: sc.range_shares(load_sweep(d, "adr/LunarLander-v0"), label, *sc.RANGES[r])
+                     for r in sc.RANGES} for name, d, label in (("ADR", a, "ADR"), ("UDR", b, "UDR"))}
     (hard, _) = sc.compare(shares, ["UDR"], ["ADR"])
     assert hard.seeds == (301,) and hard.verdict == "inconclusive"  # one common seed
     with pytest.raises(ValueError, match="no runs labelled 'oracle'"):
-        sc.range_shares(a, "oracle", "adr/LunarLander-v0", 8, 11)
+        sc.range_shares(load_sweep(a, "adr/LunarLander-v0"), "oracle", 8, 11)
 
 
 def test_the_method_argument_is_parsed_and_refused_with_the_expected_form() -> None:

@@ -15,11 +15,15 @@ hooks.py; the in-process ``Trainer``, the ``Probe`` and ``RemoteRun`` (the train
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
 from ..iteration import IterationResult
+
+if TYPE_CHECKING:
+    from ..agents import OffPolicyAgent
+    from .config import TrainConfig
 
 
 class RunState(Protocol):
@@ -39,6 +43,30 @@ class RunState(Protocol):
 
     def count_training_time(self, seconds: float) -> None:
         """``seconds`` of work done for the run since its clock was last read (the early stop's check)."""
+
+
+class AgentRun:
+    """The parts of ``RunState`` a run's own agent answers, and when such a run is done (its budget or the early
+    stop): shared by the in-process ``Trainer`` and ``remote.RemoteRun``."""
+
+    agent: OffPolicyAgent
+    config: TrainConfig
+    solved: bool
+
+    @property
+    def agent_steps(self) -> int:
+        return self.agent.transitions_seen
+
+    @property
+    def agent_updates(self) -> int:
+        return self.agent.updates_done
+
+    def actor_state_dict(self) -> dict[str, torch.Tensor]:
+        return self.agent.actor_state_dict()
+
+    @property
+    def done(self) -> bool:
+        return self.solved or self.agent.transitions_seen >= self.config.total_agent_steps
 
 
 class Hook:

@@ -23,18 +23,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-import torch
 
 from ..agents import OffPolicyAgent
 from ..iteration import IterationResult, Proposals, update_agent
 from ..rollout import Trajectory
 from .config import TrainConfig
-from .driver import Hook, finish_iteration
+from .driver import AgentRun, Hook, finish_iteration
 
 
 class StopRequested(Exception):
@@ -74,7 +73,7 @@ class RemoteSteps(Protocol):
         """Seconds the trajectories of iteration k spent on the wire."""
 
 
-class RemoteRun:
+class RemoteRun(AgentRun):
     """A training run whose rollouts, rewards and sampler updates happen elsewhere; the agent learns here. It is the
     ``RunState`` the driver's hooks read (``iteration``, ``wall_time``, ``solved``, the agent's counters)."""
 
@@ -91,24 +90,9 @@ class RemoteRun:
         self._clock_start = (time.perf_counter(), wall_time)
         self._excluded: Callable[[], float] = lambda: 0.0
 
-    # ------------------------------------------------------------------ RunState
-    @property
-    def agent_steps(self) -> int:
-        return self.agent.transitions_seen
-
-    @property
-    def agent_updates(self) -> int:
-        return self.agent.updates_done
-
-    def actor_state_dict(self) -> Mapping[str, torch.Tensor]:
-        return self.agent.actor_state_dict()
-
+    # ------------------------------------------------------------------ RunState (with AgentRun)
     def count_training_time(self, seconds: float) -> None:
         self.wall_time = self.training_seconds()  # real time since the start: it includes those seconds
-
-    @property
-    def done(self) -> bool:
-        return self.solved or self.agent.transitions_seen >= self.config.total_agent_steps
 
     def training_seconds(self) -> float:
         """Real time since the run started, minus ``excluded`` (periodic evaluations); async iterations overlap,

@@ -31,7 +31,7 @@ from ..base.seeding import component_seed
 from ..samplers import Sampler
 from .components import build_run_parts
 from .config import ConfigError, TrainConfig
-from .driver import Hook, drive
+from .driver import AgentRun, Hook, drive
 from .hooks import CheckpointHook, EarlyStopHook, EvaluationHook, ProgressHook, RunLogHook, open_run_log
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def early_stop(config: TrainConfig, out_dir: Path | None, start_steps: int) -> E
                      start_steps=start_steps)
 
 
-class Trainer:
+class Trainer(AgentRun):
     """Builds the pieces from a ``TrainConfig`` and runs Algorithm 1. ``out_dir=None``: no files, no logs."""
 
     def __init__(self, config: TrainConfig, out_dir: str | Path | None = None, *, resume: bool = False,
@@ -141,25 +141,10 @@ class Trainer:
 
     # ------------------------------------------------------------------ the loop
     @property
-    def agent_steps(self) -> int:
-        return self.agent.transitions_seen
-
-    @property
-    def done(self) -> bool:
-        return self.solved or self.agent_steps >= self.config.total_agent_steps
-
-    @property
     def checkpoint_dir(self) -> Path:
         if self.out_dir is None:
             raise ConfigError("this trainer has no output directory")
         return self.out_dir / CHECKPOINT_DIR
-
-    @property
-    def agent_updates(self) -> int:
-        return self.agent.updates_done
-
-    def actor_state_dict(self) -> dict[str, torch.Tensor]:
-        return self.agent.actor_state_dict()
 
     def count_training_time(self, seconds: float) -> None:
         self.wall_time += seconds
