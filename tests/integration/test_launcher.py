@@ -62,6 +62,18 @@ def _printed_run_spec(*arguments: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
+def _printed_in_process(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *arguments: str) -> str:
+    """What ``adr_launch ... --print`` prints, from the launcher's main in this process; the nodes are built here
+    instead of in its short-lived child (that child's import of torch is the command's cost; the CLI path is
+    checked by the other tests)."""
+    from adr import launcher
+
+    monkeypatch.setattr(launcher, "node_specs",
+                        lambda launch_file, overrides: graph_for_launch_file(launch_file).nodes(overrides))
+    assert launcher.main(["adr", "train_sim.launch.py", *arguments, "--print"]) == 0
+    return capsys.readouterr().out
+
+
 def _trainer_spec(stdout: str) -> dict:
     (line,) = [line for line in stdout.splitlines() if "__node:=adr_trainer" in line]
     return json.loads(line.split("run_spec:='", 1)[1].split("' -p", 1)[0].replace("''", "'"))
@@ -72,7 +84,8 @@ PACKAGED = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "src" /
 
 
 @pytest.mark.parametrize("name", PACKAGED)
-def test_a_packaged_config_sets_env_and_sampler_of_the_graph(name: str) -> None:
+def test_a_packaged_config_sets_env_and_sampler_of_the_graph(name: str, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """config:= means what it says: no default of env:= or method:= overrides the YAML (adr_launch --print)."""
     import yaml
 
@@ -80,14 +93,13 @@ def test_a_packaged_config_sets_env_and_sampler_of_the_graph(name: str) -> None:
     from adr_core.training.config import TrainConfig
 
     data = yaml.safe_load(resolve_experiment(name).read_text())
-    printed = _printed_run_spec(f"config:={name}", "run_id:=cfg-test")
-    assert printed.returncode == 0, printed.stderr
-    spec = _trainer_spec(printed.stdout)
+    printed = _printed_in_process(capsys, monkeypatch, f"config:={name}", "run_id:=cfg-test")
+    spec = _trainer_spec(printed)
     assert (spec["env_id"], spec["config"]["sampler"]) == (data["env_id"], data["sampler"])
     config = TrainConfig.from_dict(data).with_overrides({"seed": 0, "device": "cpu"})
     config.svpg.num_particles = config.num_particles  # resolved once for every node (null: the paper's N)
     assert spec["config"] == config.to_dict()  # every other key of the YAML too
-    assert "env_id" not in printed.stdout.split("overrides:='", 1)[1].split("'", 1)[0]
+    assert "env_id" not in printed.split("overrides:='", 1)[1].split("'", 1)[0]
 
 
 def test_the_config_seed_and_device_hold_unless_given(tmp_path: Path) -> None:
