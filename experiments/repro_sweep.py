@@ -57,6 +57,9 @@ def load_sweep(report_dir: Path, env_id: str, dimension: str | None = None) -> S
         with path.open(newline="") as handle:
             rows = list(csv.DictReader(handle))
         dimension = dimension or rows[0]["swept"]
+        if not dimension:
+            raise ValueError(f"{path}: a grid over several dimensions at once (no single swept dimension); the "
+                             f"per-setting tables read one-dimensional sweeps (the report's summary has the grid)")
         rows = [r for r in rows if r["swept"] == dimension]
         run_values = tuple(float(r[dimension]) for r in rows)
         if values and run_values != values:

@@ -89,3 +89,13 @@ def test_runs_swept_at_different_points_are_refused(grid):
     path.write_text(path.read_text().replace("\n2,main_engine_power,10.0", "\n2,main_engine_power,11.0"))
     with pytest.raises(ValueError, match="differ from the other runs"):
         load_sweep(report, ENV)
+
+
+def test_a_grid_over_several_dimensions_is_refused_in_one_line(grid):
+    """A report that swept a grid (Pusher3DOF's two puck dimensions at once) has no single swept dimension: the
+    per-setting tables say so instead of failing on an empty column name (what stopped the Pusher3DOF claims)."""
+    report, _ = grid
+    for path in (report / "sweeps").glob("*/sweep_points.csv"):
+        path.write_text(path.read_text().replace(",main_engine_power,", ",,"))
+    with pytest.raises(ValueError, match="a grid over several dimensions at once"):
+        load_sweep(report, ENV)
