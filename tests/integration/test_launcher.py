@@ -68,8 +68,7 @@ def _printed_in_process(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.
     checked by the other tests)."""
     from adr import launcher
 
-    monkeypatch.setattr(launcher, "node_specs",
-                        lambda launch_file, overrides: graph_for_launch_file(launch_file).nodes(overrides))
+    monkeypatch.setattr(launcher, "node_specs", launcher._build_node_specs)  # what the child runs
     assert launcher.main(["adr", "train_sim.launch.py", *arguments, "--print"]) == 0
     return capsys.readouterr().out
 
