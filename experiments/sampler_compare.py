@@ -14,7 +14,11 @@ evaluation) can be compared; nothing is evaluated again.
         --method "paper ADR=runs/claims_ll/report:ADR" --method "UDR=runs/claims_ll/report:UDR" \\
         --method "boundary ADR=runs/beyond_boundary/report:boundary ADR" \\
         --method "failure-aware ADR=runs/beyond_failure_aware/report:ADR" \\
-        --candidates "boundary ADR" "failure-aware ADR" --against "paper ADR" UDR --out runs/beyond_compare.md
+        --candidates "boundary ADR" "failure-aware ADR" --against "paper ADR" UDR --out runs/beyond_compare.md \\
+        --figure runs/beyond_compare.png
+
+--out also gets every method's solved % and metric per sweep point (mean ± std across seeds, every seed's row);
+--figure draws the solved % per sweep point: every method's mean, then each method's seeds.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.repro_sweep import Sweep, load_sweep
+from experiments.repro_sweep import Sweep, load_sweep, sweep_markdown
 
 RANGES = {"hard end": (8.0, 11.0), "full range": (-math.inf, math.inf)}  # LunarLander main engine, inclusive
 
@@ -92,6 +96,59 @@ def markdown(comparisons: list[Comparison]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def merged_sweep(sweeps: dict[str, tuple[Sweep, str]]) -> Sweep:
+    """``{name: (report's sweep, label)}`` -> one sweep whose methods are the names; the points must agree."""
+    first = next(iter(sweeps.values()))[0]
+    for name, (sweep, _) in sweeps.items():
+        if (sweep.dimension, sweep.values, sweep.episodes) != (first.dimension, first.values, first.episodes):
+            raise ValueError(f"{name}: its sweep ({sweep.dimension} at {sweep.values}, {sweep.episodes} episodes) "
+                             f"differs from {first.dimension} at {first.values}, {first.episodes} episodes")
+    return Sweep(first.dimension, first.values, {name: sweep.methods[label] for name, (sweep, label) in
+                                                 sweeps.items()}, first.episodes)
+
+
+def solved_figure(sweep: Sweep, out: Path, env_id: str) -> Path:
+    """Solved % per sweep point: every method's mean across seeds (first panel), then one panel per method with
+    each seed's line (outcomes are often bimodal across seeds, which a mean ± std band hides); the hard end shaded."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(sweep.methods)
+    figure, axes = plt.subplots(1, 1 + len(names), figsize=(3.0 * (1 + len(names)), 3.2), sharey=True,
+                                squeeze=False)
+    values = np.array(sweep.values)
+    low, high = RANGES["hard end"]
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, name in enumerate(names):
+        points = sweep.methods[name]
+        seeds = sorted(set.intersection(*(set(p.solved) for p in points)))
+        shares = 100 * np.array([[p.solved[s] for p in points] for s in seeds])
+        colour = colours[k % len(colours)]
+        axes[0][0].plot(values, shares.mean(axis=0), marker="o", markersize=3, color=colour,
+                        label=f"{name} ({len(seeds)} seeds)")
+        ax = axes[0][1 + k]
+        for seed, row in zip(seeds, shares):
+            ax.plot(values, row, color=colour, alpha=0.45, linewidth=1)
+            ax.annotate(str(seed), (values[-1], row[-1]), fontsize=6, color=colour, alpha=0.8)
+        ax.plot(values, shares.mean(axis=0), color=colour, linewidth=2.2, label="mean")
+        ax.set_title(f"{name}: each seed", fontsize=9)
+    for ax in axes[0]:
+        ax.axvspan(low, high, color="0.92")
+        ax.set_xlabel(sweep.dimension, fontsize=8)
+        ax.set_ylim(0, 105)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_title("mean across seeds", fontsize=9)
+    axes[0][0].set_ylabel(f"solved % ({sweep.episodes} episodes per point)")
+    axes[0][0].legend(fontsize=6, loc="lower right")
+    figure.suptitle(f"{env_id}: each run's final policy (hard end {low:g}-{high:g} shaded)", fontsize=9)
+    figure.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=120)
+    plt.close(figure)
+    return out
+
+
 def parse_method(text: str) -> tuple[str, Path, str]:
     """'NAME=REPORT_DIR:LABEL' -> (name, report dir, label)."""
     name, sep, rest = text.partition("=")
@@ -108,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                         metavar="NAME=REPORT_DIR:LABEL")
     parser.add_argument("--candidates", nargs="+", required=True)
     parser.add_argument("--against", nargs="+", required=True)
-    parser.add_argument("--out", type=Path, help="also write the table here")
+    parser.add_argument("--out", type=Path, help="also write the verdicts and the per-point tables here")
+    parser.add_argument("--figure", type=Path, help="draw each method's solved %% per sweep point here (PNG)")
     args = parser.parse_args(argv)
     methods = {name: (directory, label) for name, directory, label in args.method}
     unknown = sorted(set(args.candidates + args.against) - set(methods))
@@ -118,9 +176,12 @@ def main(argv: list[str] | None = None) -> int:
     shares = {name: {r: range_shares(sweeps[d], label, *RANGES[r]) for r in RANGES}
               for name, (d, label) in methods.items()}
     text = markdown(compare(shares, args.candidates, args.against))
-    if args.out:
-        args.out.write_text(text)
     print(text)
+    merged = merged_sweep({name: (sweeps[d], label) for name, (d, label) in methods.items()})
+    if args.out:
+        args.out.write_text(text + "\n" + sweep_markdown(merged, args.env))
+    if args.figure:
+        print(f"figure: {solved_figure(merged, args.figure, args.env)}")
     return 0
 
 

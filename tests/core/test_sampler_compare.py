@@ -79,3 +79,26 @@ def test_the_method_argument_is_parsed_and_refused_with_the_expected_form() -> N
                                                                           "boundary ADR")
     with pytest.raises(Exception, match="NAME=REPORT_DIR:LABEL"):
         sc.parse_method("runs/x/report")
+
+
+def test_main_writes_the_verdicts_the_per_engine_tables_and_the_figure(tmp_path: Path) -> None:
+    a = write_report(tmp_path / "a", "ADR", {300: [0.2] * 13, 301: [0.4] * 13})
+    b = write_report(tmp_path / "b", "boundary ADR", {300: [0.6] * 13, 301: [1.0] * 13})
+    out, figure = tmp_path / "compare.md", tmp_path / "compare.png"
+    assert sc.main(["--method", f"paper ADR={a}:ADR", "--method", f"boundary ADR={b}:boundary ADR",
+                    "--candidates", "boundary ADR", "--against", "paper ADR", "--out", str(out),
+                    "--figure", str(figure)]) == 0
+    text = out.read_text()
+    assert "| boundary ADR | paper ADR | hard end | **better** |" in text  # +40, +60: mean 50 > std 14
+    assert "| 8 | 30 ± 14 | 80 ± 28 |" in text  # per engine: solved % mean ± std across seeds, per method
+    assert "| boundary ADR | 301 | 100 |" in text  # every seed's row
+    assert figure.stat().st_size > 1000 and figure.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_sweeps_with_different_points_are_not_merged(tmp_path: Path) -> None:
+    a = load_sweep(write_report(tmp_path / "a", "ADR", {300: [0.2] * 13}), "adr/LunarLander-v0")
+    b = load_sweep(write_report(tmp_path / "b", "UDR", {300: [0.2] * 13}), "adr/LunarLander-v0")
+    shifted = sc.Sweep(b.dimension, tuple(v + 0.5 for v in b.values), b.methods, b.episodes)
+    assert list(sc.merged_sweep({"x": (a, "ADR"), "y": (b, "UDR")}).methods) == ["x", "y"]
+    with pytest.raises(ValueError, match="y: its sweep"):
+        sc.merged_sweep({"x": (a, "ADR"), "y": (shifted, "UDR")})
