@@ -81,7 +81,7 @@ class TrainerNode(Node):
 
         self.space = spec.randomization_space()
         self.agent = make_agent(cfg.agent, spec.obs_dim, spec.act_dim, component_seed(cfg.seed, "agent"),
-                                resolve_device(cfg.device))
+                                resolve_device(cfg.device), cfg.goal_layout)
         self.frozen = None
         if self.mode == "probe":
             if not frozen_spec:

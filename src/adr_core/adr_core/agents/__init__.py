@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ..base.goal_layout import GoalLayout
 from .base import OffPolicyAgent
 from .config import AgentConfig
 from .ddpg import DDPG
@@ -16,8 +17,10 @@ AGENTS: dict[str, type[OffPolicyAgent]] = {"ddpg": DDPG, "td3": TD3, "sac": SAC}
 
 
 def make_agent(config: AgentConfig, obs_dim: int, act_dim: int, seed: int,
-               device: torch.device | str = "cpu") -> OffPolicyAgent:
-    return AGENTS[config.algorithm](obs_dim, act_dim, config, seed, device)
+               device: torch.device | str = "cpu", goal_layout: GoalLayout | None = None) -> OffPolicyAgent:
+    """The agent of ``config.algorithm``; ``goal_layout``: the env's (its record's), for goal relabelling and
+    potential shaping (``agent.her_future``, ``agent.shaping_weight``)."""
+    return AGENTS[config.algorithm](obs_dim, act_dim, config, seed, device, goal_layout)
 
 
 __all__ = ["AGENTS", "Actor", "ActorPolicy", "AgentConfig", "Critic", "DDPG", "OffPolicyAgent", "ReplayBuffer",

@@ -23,8 +23,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..rollout import Trajectory
+from ..base.goal_layout import GoalLayout
+from ..rollout import KIND_CODES, Trajectory
 from .config import AgentConfig
+from .goals import relabelled_rows, shaped_rewards
 from .networks import Actor
 from .optim import FusedAdam
 from .replay_buffer import Batch, ReplayBuffer, nstep_transitions
@@ -47,8 +49,15 @@ class OffPolicyAgent(ABC):
     critic_optimizer: FusedAdam  # created by ``_build_critics``
 
     def __init__(self, obs_dim: int, act_dim: int, config: AgentConfig, seed: int,
-                 device: torch.device | str = "cpu") -> None:
+                 device: torch.device | str = "cpu", goal_layout: GoalLayout | None = None) -> None:
         self.obs_dim, self.act_dim, self.config = int(obs_dim), int(act_dim), config
+        self.seed = int(seed)
+        if (config.her_future or config.shaping_weight) and (goal_layout is None or not goal_layout.fits(obs_dim)):
+            raise ValueError("agent.her_future and agent.shaping_weight need an env whose record has a goal layout "
+                             "(adr/Pusher3DOF-v0, adr/ErgoPusher-v0)")
+        if config.shaping_weight and goal_layout is not None and goal_layout.effector is None:
+            raise ValueError("agent.shaping_weight needs an env whose goal layout names an effector")
+        self.goal_layout = goal_layout
         self.device = torch.device(device)
         self.generator = torch.Generator().manual_seed(int(seed))  # replay sampling and TD3 target noise
         with torch.random.fork_rng(devices=[]):  # network init from the agent's seed, global RNG untouched
@@ -106,12 +115,33 @@ class OffPolicyAgent(ABC):
         count = trajectory.length if limit is None else max(0, min(trajectory.length, int(limit)))
         if count == 0:
             return 0
-        returns, next_obs, discounts = nstep_transitions(trajectory.rewards, trajectory.next_obs,
-                                                         trajectory.terminated, self.config.gamma, self.config.n_step)
+        config, rewards = self.config, trajectory.rewards
+        if config.shaping_weight:
+            assert self.goal_layout is not None  # checked in __init__
+            rewards = shaped_rewards(rewards, trajectory.obs, trajectory.next_obs, self.goal_layout,
+                                     config.shaping_weight, config.gamma)
+        returns, next_obs, discounts = nstep_transitions(rewards, trajectory.next_obs, trajectory.terminated,
+                                                         config.gamma, config.n_step)
         self.replay.add(trajectory.obs[:count], trajectory.actions[:count], returns[:count], next_obs[:count],
                         discounts[:count])
+        if config.her_future:
+            assert self.goal_layout is not None
+            rng = np.random.default_rng([self.seed, trajectory.iteration, trajectory.slot,
+                                         KIND_CODES[trajectory.kind]])
+            rows = relabelled_rows(trajectory.obs, trajectory.actions, rewards, trajectory.next_obs,
+                                   trajectory.terminated, self.goal_layout, config.her_future, config.gamma,
+                                   config.n_step, rng)
+            keep = np.arange(config.her_future)[:, None] * trajectory.length + np.arange(count)  # each copy's first
+            keep = keep.reshape(-1)
+            self.replay.add(rows.obs[keep], rows.actions[keep], rows.returns[keep], rows.next_obs[keep],
+                            rows.discounts[keep])
         self.transitions_seen += count
         return count
+
+    @property
+    def rows_per_transition(self) -> int:
+        """Replay rows one stored transition adds: 1, plus one per relabelled copy (``her_future``)."""
+        return 1 + self.config.her_future
 
     def updates_due(self) -> int:
         """Gradient steps owed: ``updates_per_step`` per stored step beyond ``learning_starts``, minus those done."""
@@ -170,11 +200,13 @@ class OffPolicyAgent(ABC):
         self.updates_done, self.transitions_seen = int(state["updates_done"]), int(state["transitions_seen"])
 
     def undo_point(self, upcoming: int) -> dict[str, Any]:
-        """An in-memory snapshot that ``undo`` returns to after storing at most ``upcoming`` transitions and updating:
+        """An in-memory snapshot that ``undo`` returns to after storing at most ``upcoming`` transitions (agent steps,
+        whatever rows each adds) and updating:
         the networks, optimizers, generator and counters, and of the replay only the rows those transitions would
         overwrite (cheap next to ``state_dict``, which copies the whole buffer). The node graph's trainer takes one
         before each learning block, to drop an iteration that cannot complete because another node died."""
-        return {"learner": self._learner_state(), "replay": self.replay.undo_point(upcoming)}
+        return {"learner": self._learner_state(),
+                "replay": self.replay.undo_point(upcoming * self.rows_per_transition)}
 
     def undo(self, point: dict[str, Any]) -> None:
         self._load_learner_state(point["learner"])

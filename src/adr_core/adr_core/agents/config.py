@@ -37,6 +37,14 @@ class AgentConfig:
                                             "of its own policy std when sampling (1 = the SAC policy; 0 = "
                                             "deterministic).")
     buffer_capacity: int = option(1_000_000, "Replay capacity in transitions (OurDDPG: 1e6).")
+    her_future: int = option(0, "Goal relabelling (HER, Andrychowicz et al. 2017, 'future' strategy; not in the "
+                                "paper): every stored transition is stored this many more times, each copy with the "
+                                "goal replaced by what the episode achieved at a later step and the reward "
+                                "recomputed for it. 0 = off. Envs with a goal layout only (the Pusher and Ergo envs).")
+    shaping_weight: float = option(0.0, "Potential-based reward shaping (Ng et al. 1999; not in the paper): the agent "
+                                        "learns from r + gamma*phi(s') - phi(s), phi = -weight * ||tip - puck|| (the "
+                                        "env's effector to what it moves); the optimal policy is unchanged, reported "
+                                        "returns are the env's. 0 = off. Envs whose goal layout names an effector.")
     td3_policy_noise: float = option(0.2, "TD3 only: std of the target policy smoothing noise.")
     td3_noise_clip: float = option(0.5, "TD3 only: clip of the target policy smoothing noise.")
     td3_policy_delay: int = option(2, "TD3 only: critic steps per actor (and target) update.")
@@ -66,6 +74,11 @@ class AgentConfig:
                              f"log 2 per dimension")
         if self.lr_schedule not in ("constant", "linear"):
             raise ValueError(f"agent.lr_schedule must be 'constant' or 'linear', got {self.lr_schedule!r}")
+        if not 0 <= self.her_future <= 16:
+            raise ValueError(f"agent.her_future must be in [0, 16] relabelled copies per transition, got "
+                             f"{self.her_future}")
+        if not (math.isfinite(self.shaping_weight) and self.shaping_weight >= 0):
+            raise ValueError(f"agent.shaping_weight must be a finite number >= 0, got {self.shaping_weight}")
         if self.n_step < 1:
             raise ValueError(f"agent.n_step must be >= 1 (1 = one-step TD targets), got {self.n_step}")
         if self.batch_size > self.buffer_capacity:

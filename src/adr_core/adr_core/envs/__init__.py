@@ -10,6 +10,7 @@ from typing import Any
 
 import gymnasium
 
+from ..base.goal_layout import GoalLayout
 from .registry import (
     EnvRecord,
     SolvedCriterion,
@@ -30,12 +31,14 @@ PAPER_ENVS: tuple[EnvRecord, ...] = (
               SolvedCriterion("return", 200.0, True), paper_particles=10, reward_bound_per_step=1000.0,
               reward_threshold=200.0, probe_controller="adr_core.probe.controllers:lunar_lander_heuristic"),
     EnvRecord("adr/Pusher3DOF-v0", "adr_core.envs.pusher3dof:Pusher3DOFEnv", 100,
-              SolvedCriterion("final_distance", 0.25, False), paper_particles=15, reward_bound_per_step=100.0),
+              SolvedCriterion("final_distance", 0.25, False), paper_particles=15, reward_bound_per_step=100.0,
+              goal_layout=GoalLayout(goal=(12, 14), achieved=(3, 5), effector=(10, 12))),  # goal, puck, tip xy
     EnvRecord("adr/ErgoReacher-v0", "adr_core.envs.ergo_reacher:ErgoReacherEnv", 100, _ERGO_SOLVED,
               paper_particles=15, reward_bound_per_step=100.0,
               probe_controller="adr_core.probe.controllers:ergo_reacher_controller"),
     EnvRecord("adr/ErgoPusher-v0", "adr_core.envs.ergo_pusher:ErgoPusherEnv", 100, _ERGO_SOLVED,
-              paper_particles=15, reward_bound_per_step=100.0),
+              paper_particles=15, reward_bound_per_step=100.0,
+              goal_layout=GoalLayout(goal=(14, 16), achieved=(10, 12), effector=(8, 10))),  # goal, puck, tip xy
 )
 for _record in PAPER_ENVS:
     register_env(_record)

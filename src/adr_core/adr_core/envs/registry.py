@@ -19,6 +19,7 @@ from typing import Literal
 
 import gymnasium
 
+from ..base.goal_layout import GoalLayout
 from ..randomization import RandomizationError
 from ..randomization.loading import register_space_file
 
@@ -56,6 +57,7 @@ class EnvRecord:
     space_file: Path | None = None  # its randomization space; None: the packaged config/spaces/<Name>.yaml
     reward_threshold: float | None = None  # gymnasium's ``reward_threshold`` (informative)
     probe_controller: str | None = None  # ``module:callable`` whose failure region is known (adr-probe)
+    goal_layout: GoalLayout | None = None  # goal-reaching envs: where the observation holds goal, achieved, effector
 
     def __post_init__(self) -> None:
         if "/" not in self.env_id or ":" not in self.entry_point:

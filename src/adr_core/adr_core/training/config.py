@@ -29,6 +29,7 @@ from ..samplers.svpg import SVPGConfig
 from ..yaml_files import read_yaml_mapping, write_yaml
 
 if TYPE_CHECKING:
+    from ..base.goal_layout import GoalLayout
     from ..randomization import RandomizationSpace
 
 
@@ -161,6 +162,11 @@ class TrainConfig:
             raise ConfigError(f"env_id: {error}") from None
         if self.space is not None:
             self._check_space()
+        if (self.agent.her_future or self.agent.shaping_weight) and self.goal_layout is None:
+            raise ConfigError(f"agent.her_future and agent.shaping_weight need an env with a goal layout (its "
+                              f"observation names goal, achieved goal and effector); {self.env_id} has none")
+        if self.agent.shaping_weight and self.goal_layout is not None and self.goal_layout.effector is None:
+            raise ConfigError(f"agent.shaping_weight needs an effector in {self.env_id}'s goal layout")
         if self.sampler not in SAMPLER_KINDS:
             raise ConfigError(f"sampler must be one of {SAMPLER_KINDS}, got {self.sampler!r}")
         if self.device not in ("cpu", "cuda", "auto") and not self.device.startswith("cuda:"):
@@ -213,6 +219,13 @@ class TrainConfig:
             raise ConfigError(f"space {self.space!r} is a space of {space.env_id}, not of env_id {self.env_id}")
 
     # ---------------------------------------------------------------- derived values
+    @property
+    def goal_layout(self) -> GoalLayout | None:
+        """The env's goal layout (its record's), for the agent's goal relabelling and shaping; None: not a goal env."""
+        from ..envs import env_record
+
+        return env_record(self.env_id).goal_layout
+
     def env_kwargs(self) -> dict[str, Any]:
         """``make_env`` keyword arguments of this run's envs (episode limit, randomization space)."""
         kwargs: dict[str, Any] = {}

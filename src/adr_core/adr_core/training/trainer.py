@@ -109,7 +109,7 @@ class Trainer(AgentRun):
         self.sampler: Sampler = parts.sampler
         self.discriminator = parts.discriminator
         self.agent: OffPolicyAgent = make_agent(config.agent, self.obs_dim, self.act_dim,
-                                                component_seed(config.seed, "agent"), self.device)
+                                                component_seed(config.seed, "agent"), self.device, config.goal_layout)
         self._learner_pool = (ThreadPoolExecutor(1, thread_name_prefix="adr-discriminator")
                               if config.concurrent_learning else None)
         self.iteration = 0

@@ -1,0 +1,44 @@
+"""Where a goal-reaching env's observation holds the goal, what is moved to it, and the effector that moves it.
+
+An env with a ``GoalLayout`` (its ``EnvRecord.goal_layout``) promises that its per-step reward is
+
+    r(s, a, s') = -|| achieved(s') - goal(s') || + (terms that do not depend on the goal)
+
+with ``achieved(o) = o[achieved[0]:achieved[1]]`` and ``goal(o) = o[goal[0]:goal[1]]`` (the same units in both). The
+agents' goal relabelling and potential shaping (``adr_core.agents.goals``) rely on exactly that; the env tests check
+it step by step for every env that declares a layout.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Span = tuple[int, int]  # obs[start:stop]
+
+
+@dataclass(frozen=True)
+class GoalLayout:
+    goal: Span  # the goal the reward measures against (e.g. the puck's target on the table)
+    achieved: Span  # what the task moves to the goal (the puck; the tip for a reacher)
+    effector: Span | None = None  # what moves it (the arm's tip): potential shaping pulls it toward ``achieved``
+
+    def __post_init__(self) -> None:
+        spans = {"goal": self.goal, "achieved": self.achieved, "effector": self.effector}
+        for name, span in spans.items():
+            if span is None:
+                continue
+            start, stop = span
+            if not 0 <= start < stop:
+                raise ValueError(f"goal layout: {name} must be obs[start:stop] with 0 <= start < stop, got {span}")
+        width = self.goal[1] - self.goal[0]
+        for name in ("achieved", "effector"):
+            span = spans[name]
+            if span is not None and span[1] - span[0] != width:
+                raise ValueError(f"goal layout: {name} {span} and goal {self.goal} must have the same width")
+
+    @property
+    def width(self) -> int:
+        return self.goal[1] - self.goal[0]
+
+    def fits(self, obs_dim: int) -> bool:
+        spans = [self.goal, self.achieved] + ([self.effector] if self.effector is not None else [])
+        return all(stop <= obs_dim for _, stop in spans)
