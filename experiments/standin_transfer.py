@@ -1,9 +1,11 @@
-"""The paper's zero-shot experiment against the stand-in arm: trained ErgoReacher policies, deployed through the
-real graph (``adr_launch adr deploy_real.launch.py``: driver, pypot, the pty, the policy runner over Fast DDS) onto
-``adr-standin-arm`` (PyBullet physics with a servo model the training never saw), at each arm setting.
+"""The paper's zero-shot experiments against the stand-in arm: trained ErgoReacher or ErgoPusher policies, deployed
+through the real graph (``adr_launch adr deploy_real.launch.py``: driver, pypot, the pty, the policy runner over Fast
+DDS) onto ``adr-standin-arm`` (PyBullet physics with a servo model the training never saw), at each setting.
 
     python -m experiments.standin_transfer --runs runs/er/adr_s200 runs/er/udr_s200 ... \\
         --settings reference weak_torque --goals 25 --out runs/transfer
+    python -m experiments.standin_transfer --task pusher --runs runs/ep/adr_s230 ... \\
+        --settings reference slippery rough --goals 25 --out runs/transfer_pusher     # settings: the puck's
 
 Every policy plays the same ``--goals`` random goals (``--goal-seed``, a seed no training evaluation uses) in every
 setting; a fresh stand-in arm is started for each (policy, setting). Results: ``<out>/<setting>/<method>_seed<k>.jsonl``
@@ -32,10 +34,17 @@ def method_and_seed(run: Path) -> tuple[str, int]:
     return method, int(config["seed"])
 
 
-def start_standin(setting: str, link: Path, log: Path) -> subprocess.Popen:
+def standin_command(task: str, setting: str, link: Path) -> list[str]:
+    """ErgoReacher: ``setting`` is the arm's servo setting; ErgoPusher: the puck's (the arm at its reference)."""
+    if task == "pusher":
+        return ["adr-standin-arm", "--task", "pusher", "--puck", setting, "--link", str(link)]
+    return ["adr-standin-arm", "--setting", setting, "--link", str(link)]
+
+
+def start_standin(command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
     handle = log.open("w")
-    process = subprocess.Popen(["adr-standin-arm", "--setting", setting, "--link", str(link)], stdout=subprocess.PIPE,
-                               stderr=handle, text=True, start_new_session=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=handle, text=True, start_new_session=True,
+                               env=env)
     line = process.stdout.readline() if process.stdout else ""
     if READY not in line:
         process.kill()
@@ -59,7 +68,7 @@ def deploy(run: Path, setting: str, args: argparse.Namespace, results: Path, env
     logs = args.out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     stem = f"{setting}_{results.stem}"
-    standin = start_standin(setting, link, logs / f"{stem}_standin.log")
+    standin = start_standin(standin_command(args.task, setting, link), logs / f"{stem}_standin.log", env)
     try:
         command = ["adr_launch", "adr", "deploy_real.launch.py", f"checkpoint:={run}", f"port:={link}",
                    f"episodes:={args.goals}", f"seed:={args.goal_seed}", f"results_file:={results}",
@@ -73,15 +82,30 @@ def deploy(run: Path, setting: str, args: argparse.Namespace, results: Path, env
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, nargs="+", required=True, help="run directories of ErgoReacher policies")
-    parser.add_argument("--settings", nargs="+", default=["reference", "weak_torque"],
-                        help="stand-in settings (poppy_standin/config/standin.yaml)")
+    parser.add_argument("--runs", type=Path, nargs="+", required=True,
+                        help="run directories of ErgoReacher (or, --task pusher, ErgoPusher) policies")
+    parser.add_argument("--task", choices=("reacher", "pusher"), default="reacher",
+                        help="reacher: --settings are the arm's servo settings; pusher: the puck's (the stand-in "
+                             "at the table with a puck and its tracker)")
+    parser.add_argument("--settings", nargs="+", default=None,
+                        help="stand-in settings (poppy_standin/config/standin.yaml; default: reference weak_torque, "
+                             "or for --task pusher reference slippery rough)")
     parser.add_argument("--goals", type=int, default=25)
     parser.add_argument("--goal-seed", type=int, default=7000, help="seed of the deploy graph's random goals")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per (policy, setting) deployment")
     parser.add_argument("--domain", type=int, default=77, help="ROS_DOMAIN_ID of the deploy graphs")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    if args.settings is None:
+        args.settings = ["reference", "slippery", "rough"] if args.task == "pusher" else ["reference", "weak_torque"]
+    wanted = {"reacher": "adr/ErgoReacher-v0", "pusher": "adr/ErgoPusher-v0"}[args.task]
+    for run in args.runs:
+        try:
+            env_id = yaml.safe_load((run / "config.yaml").read_text()).get("env_id")
+        except (OSError, yaml.YAMLError, AttributeError) as error:
+            parser.error(f"{run}: no readable config.yaml ({error})")
+        if env_id != wanted:
+            parser.error(f"{run} trained {env_id}; --task {args.task} deploys {wanted} policies")
     env = {**os.environ, "ROS_DOMAIN_ID": str(args.domain), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
            "PYTHONUNBUFFERED": "1"}
     failures = 0

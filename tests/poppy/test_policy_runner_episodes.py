@@ -48,6 +48,12 @@ class ServoArm:
     def latest_puck(self) -> PuckReading | None:
         return None
 
+    def puck_tracker_present(self) -> bool:
+        return False
+
+    def request_puck_start(self, position: tuple[float, float]) -> None:
+        raise AssertionError("a reacher episode asked for a puck")
+
     def send(self, positions: Sequence[float]) -> None:
         self.sent.append((self.clock.now(), list(positions)))
         self.targets = dict(zip(JOINT_NAMES, positions))

@@ -41,6 +41,7 @@ class DriverLink:
         node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, QoSProfile(depth=10))
         if task.needs_puck:
             node.create_subscription(PointStamped, "puck", self._on_puck, QoSProfile(depth=10))
+            self._puck_start = node.create_publisher(PointStamped, "puck_start", QoSProfile(depth=1))
         self._commands = node.create_publisher(Float64MultiArray, f"{driver}/commands", QoSProfile(depth=1))
         self._set_compliant = node.create_client(SetBool, f"{driver}/set_compliant")
         self._go_to_rest = node.create_client(Trigger, f"{driver}/go_to_rest")
@@ -53,6 +54,17 @@ class DriverLink:
     def latest_puck(self) -> PuckReading | None:
         with self._lock:
             return self._puck.latest
+
+    def puck_tracker_present(self) -> bool:
+        return self._node.count_publishers("puck") > 0
+
+    def request_puck_start(self, position: tuple[float, float]) -> None:
+        message = PointStamped()
+        message.header.frame_id = self._frames[0]  # the world frame: the puck's coordinates are the env's
+        message.header.stamp = self._node.get_clock().now().to_msg()
+        message.point.x, message.point.y = float(position[0]), float(position[1])
+        if self._node.context.ok():
+            self._puck_start.publish(message)
 
     def send(self, positions: Sequence[float]) -> None:
         if self._node.context.ok():  # Ctrl-C may shut rclpy down while the worker is between two checks

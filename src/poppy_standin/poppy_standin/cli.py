@@ -3,11 +3,17 @@
     adr-standin-arm --link /tmp/ttyPOPPY &                            # the reference stand-in
     adr_launch adr deploy_real.launch.py checkpoint:=runs/x port:=/tmp/ttyPOPPY
     adr-standin-arm --link /tmp/ttyPOPPY --setting weak_torque --set latency_s=0.05
+    adr-standin-arm --link /tmp/ttyPOPPY --task pusher --puck slippery    # an ErgoPusher rig: table, puck, camera
 
 Six XL-320 servos (ids 1-6) answer protocol 2.0 on the pty behind ``--link``; their horns move by PyBullet physics
 of the arm with the servo model of ``--setting`` (poppy_standin/config/standin.yaml: gains, torque caps, latency,
 backlash, chosen outside the training's ranges). ``--motion constant`` serves the kinematic bus instead (each horn at
 its moving speed, no dynamics: what the driver's tests use). Runs until Ctrl-C or SIGTERM.
+
+``--task pusher`` sets up an ErgoPusher rig: the arm stands at the table with ErgoPusher's puck (``--puck``:
+reference, slippery or rough, from the file's ``puck`` section) and a camera tracker, a ROS node in this process
+that publishes the puck's position on ``puck`` (geometry_msgs/PointStamped, world frame, 30 Hz, 50 ms latency,
+1 mm noise: the file's ``tracker`` section) and puts the puck where ``puck_start`` asks (the rig's operator).
 """
 from __future__ import annotations
 
@@ -33,9 +39,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--motion", choices=("physics", "constant"), default="physics",
                         help="physics: PyBullet arm (default); constant: horns at their moving speed, no dynamics")
     parser.add_argument("--ids", type=int, nargs="+", default=list(range(1, 7)), help="motor ids on the bus")
+    parser.add_argument("--task", choices=("reacher", "pusher"), default="reacher",
+                        help="reacher: the arm alone (ErgoReacher); pusher: at the table with a puck and a camera "
+                             "tracker (ErgoPusher)")
+    parser.add_argument("--puck", default="reference", help="--task pusher: named puck setting (reference, "
+                                                            "slippery, rough)")
+    parser.add_argument("--puck-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="--task pusher: change one puck or tracker key, e.g. frictionloss=0.02 or latency_s=0.1")
+    parser.add_argument("--tracker-seed", type=int, default=0, help="--task pusher: seed of the tracker's noise")
     args = parser.parse_args(argv)
     try:
         standin = load(args.setting, args.file, dict(parse_assignment(a) for a in args.set))
+        puck = tracker = None
+        if args.task == "pusher":
+            if args.motion != "physics":
+                raise StandInError("--task pusher needs --motion physics (the puck moves by physics)")
+            from .puck import load_puck, parse_puck_assignment
+
+            puck, tracker = load_puck(standin.source, args.puck, dict(parse_puck_assignment(a) for a in args.puck_set))
+        elif args.puck != "reference" or args.puck_set:
+            raise StandInError("--puck and --puck-set need --task pusher")
     except StandInError as error:
         print(f"adr-standin-arm: {error}", file=sys.stderr)
         return 2
@@ -43,15 +66,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.motion == "physics":
         from .physics import PhysicsArm
 
-        motion = PhysicsArm(standin)
+        motion = PhysicsArm(standin, puck=puck)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    with Xl320Emulator(args.ids, link=args.link, motion=motion):
-        what = (f"PyBullet physics, setting {standin.name}: {standin.servo}" if motion else
-                "constant speed, no dynamics")
-        print(f"adr-standin-arm: XL-320 motors {args.ids} on {args.link} ({what}); Ctrl-C to stop", flush=True)
-        stop.wait()
+    tracker_thread = None
+    if motion is not None and motion.puck is not None and tracker is not None:
+        from .puck import Tracker
+        from .tracker_node import TrackerThread
+
+        tracker_thread = TrackerThread(motion.puck, Tracker(tracker, args.tracker_seed))
+    try:
+        with Xl320Emulator(args.ids, link=args.link, motion=motion):
+            what = (f"PyBullet physics, setting {standin.name}: {standin.servo}" if motion else
+                    "constant speed, no dynamics")
+            if puck is not None:
+                what += f"; puck {puck.name}: frictionloss {puck.frictionloss:g} N, damping {puck.damping:g} N*s/m; " \
+                        f"tracker on 'puck': {tracker}"
+            print(f"adr-standin-arm: XL-320 motors {args.ids} on {args.link} ({what}); Ctrl-C to stop", flush=True)
+            stop.wait()
+    finally:
+        if tracker_thread is not None:
+            tracker_thread.stop()
     if motion is not None:
         print(f"adr-standin-arm: stopped after {motion.steps} physics steps ({motion.dropped_s:.2f} s of wall time "
               f"dropped while the machine stalled the bus thread)", flush=True)

@@ -19,9 +19,10 @@ import math
 from collections import deque
 from collections.abc import Mapping
 
+from adr_core.envs import ergo_pusher, ergo_reacher
 from adr_core.envs.ergo_jr import PHYSICS_DT, ErgoJrSim, pb
-from adr_core.envs.ergo_reacher import BASE_POSITION
 
+from .puck import PuckSetting, PuckWorld, wall_clock
 from .settings import StandIn, Wire
 from .xl320 import Xl320Motor
 
@@ -30,12 +31,15 @@ Command = tuple[float, float, float]  # (goal joint angle rad, speed cap rad/s, 
 
 
 class PhysicsArm:
-    """Six servos of ``standin`` on one simulated Ergo Jr; ``start_deg``: initial motor-frame angles by motor id."""
+    """Six servos of ``standin`` on one simulated Ergo Jr; ``start_deg``: initial motor-frame angles by motor id;
+    ``puck``: an ErgoPusher rig (table and puck in the same world) with that puck setting."""
 
-    def __init__(self, standin: StandIn, start_deg: Mapping[int, float] | None = None) -> None:
+    def __init__(self, standin: StandIn, start_deg: Mapping[int, float] | None = None,
+                 puck: PuckSetting | None = None) -> None:
         self.standin = standin
         self.servo = standin.servo
-        self.sim = ErgoJrSim(BASE_POSITION)
+        self.sim = ErgoJrSim(ergo_pusher.BASE_POSITION if puck is not None else ergo_reacher.BASE_POSITION)
+        self.puck = PuckWorld(self.sim, puck) if puck is not None else None
         self.wires: dict[int, Wire] = {w.motor_id: w for w in standin.wiring}
         self.joints: dict[int, int] = {w.motor_id: self.sim.joint(w.joint) for w in standin.wiring}
         start_deg = start_deg or {}
@@ -60,6 +64,8 @@ class PhysicsArm:
             self._backlog -= PHYSICS_DT
             self.step(self.commands(motors))
         self.publish(motors)
+        if self.puck is not None:
+            self.puck.record(wall_clock())
 
     def commands(self, motors: Mapping[int, Xl320Motor]) -> dict[int, Command]:
         """What each motor's control table asks for now, in joint terms."""
@@ -108,6 +114,8 @@ class PhysicsArm:
                                          maxVelocity=speed_cap, physicsClientId=client)
         pb.stepSimulation(physicsClientId=client)
         self.steps += 1
+        if self.puck is not None:
+            self.puck.after_step()
 
     def joint_angles(self) -> dict[int, float]:
         """Joint angles (rad) by motor id, exact (not quantized as the sensors report them)."""

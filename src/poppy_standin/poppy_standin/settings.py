@@ -62,7 +62,12 @@ class ServoModel:
 
 
 def check(key: str, value: Any, where: str) -> float:
-    low, high, unit = BOUNDS[key]
+    return check_value(key, value, where, BOUNDS)
+
+
+def check_value(key: str, value: Any, where: str, bounds: Mapping[str, tuple[float, float, str]]) -> float:
+    """``value`` of ``key`` as a float within its physical ``bounds``; else one line naming key, value, bounds."""
+    low, high, unit = bounds[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise StandInError(f"{where}.{key}={value!r} is not a number; allowed: [{low:g}, {high:g}] {unit}")
     if not low <= value <= high:
@@ -91,6 +96,7 @@ class StandIn:
     name: str
     servo: ServoModel
     wiring: tuple[Wire, ...]
+    source: Any = None  # the whole stand-in file (its puck and tracker sections are read by --task pusher)
 
 
 def load(setting: str = "reference", path: Path | str | None = None,
@@ -110,7 +116,7 @@ def load(setting: str = "reference", path: Path | str | None = None,
     servo = servo.with_values(settings[setting] or {}, f"settings.{setting}")
     if overrides:
         servo = servo.with_values(overrides, "--set")
-    return StandIn(setting, servo, _wiring(data.get("wiring")))
+    return StandIn(setting, servo, _wiring(data.get("wiring")), data)
 
 
 def _wiring(entries: Any) -> tuple[Wire, ...]:
@@ -152,4 +158,5 @@ def parse_assignment(text: str) -> tuple[str, float]:
         raise StandInError(f"--set {text!r}: {value!r} is not a number") from None
 
 
-__all__ = ["BOUNDS", "DEFAULT_FILE", "ServoModel", "StandIn", "StandInError", "Wire", "load", "parse_assignment"]
+__all__ = ["BOUNDS", "DEFAULT_FILE", "ServoModel", "StandIn", "StandInError", "Wire", "check_value", "load",
+           "parse_assignment"]

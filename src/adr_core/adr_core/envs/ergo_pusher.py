@@ -62,6 +62,56 @@ def _servo_defaults(joints: tuple[str, ...]) -> tuple[list[float], list[float]]:
     return gains, torques
 
 
+def add_table_and_puck(cid: int) -> tuple[int, int]:
+    """The table (top at z = 0) and the puck on its two slide joints, in the physics world ``cid`` (the env's and the
+    stand-in arm's). The arm collides with both; the puck does not touch the table (its sliding is the joints')."""
+    half = [0.3, 0.3, 0.01]
+    collision = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=cid)
+    visual = pb.createVisualShape(pb.GEOM_BOX, halfExtents=half, rgbaColor=[0.76, 0.64, 0.5, 1.0], physicsClientId=cid)
+    table = int(pb.createMultiBody(0.0, collision, visual, basePosition=[0.0, 0.0, -0.01], physicsClientId=cid))
+    # a fixed anchor, a massless-ish x carriage, and the puck on a y slide: joint positions = world (x, y)
+    shape = pb.createCollisionShape(pb.GEOM_CYLINDER, radius=PUCK_RADIUS, height=PUCK_HEIGHT, physicsClientId=cid)
+    look = pb.createVisualShape(pb.GEOM_CYLINDER, radius=PUCK_RADIUS, length=PUCK_HEIGHT,
+                                rgbaColor=[0.85, 0.25, 0.2, 1.0], physicsClientId=cid)
+    puck = pb.createMultiBody(
+        baseMass=0.0, basePosition=[0.0, 0.0, PUCK_Z],
+        linkMasses=[1e-4, PUCK_MASS], linkCollisionShapeIndices=[-1, shape], linkVisualShapeIndices=[-1, look],
+        linkPositions=[[0, 0, 0], [0, 0, 0]], linkOrientations=[[0, 0, 0, 1]] * 2,
+        linkInertialFramePositions=[[0, 0, 0]] * 2, linkInertialFrameOrientations=[[0, 0, 0, 1]] * 2,
+        linkParentIndices=[0, 1], linkJointTypes=[pb.JOINT_PRISMATIC] * 2, linkJointAxis=[[1, 0, 0], [0, 1, 0]],
+        physicsClientId=cid,
+    )
+    for j in (0, 1):
+        pb.changeDynamics(puck, j, jointLowerLimit=-PUCK_TRAVEL, jointUpperLimit=PUCK_TRAVEL,
+                          linearDamping=0.0, angularDamping=0.0, physicsClientId=cid)
+    pb.setCollisionFilterPair(puck, table, 1, -1, 0, physicsClientId=cid)
+    return table, int(puck)
+
+
+def set_puck_damping(cid: int, puck: int, damping: float) -> None:
+    """Viscous damping (N*s/m) of both slide joints."""
+    for j in (0, 1):
+        pb.changeDynamics(puck, j, jointDamping=float(damping), physicsClientId=cid)
+
+
+def command_puck_friction(cid: int, puck: int, friction: float) -> None:
+    """Dry friction (N) of both slide joints: a zero-velocity motor capped at that force (after every reset)."""
+    pb.setJointMotorControlArray(puck, [0, 1], pb.VELOCITY_CONTROL, targetVelocities=[0.0, 0.0],
+                                 forces=[float(friction)] * 2, physicsClientId=cid)
+
+
+def place_puck(cid: int, puck: int, position: tuple[float, float],
+               velocity: tuple[float, float] = (0.0, 0.0)) -> None:
+    for j in (0, 1):
+        pb.resetJointState(puck, j, float(position[j]), float(velocity[j]), physicsClientId=cid)
+
+
+def puck_state(cid: int, puck: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The puck's table-plane position (m, world frame) and velocity (m/s)."""
+    (px, vx), (py, vy) = ((s[0], s[1]) for s in pb.getJointStates(puck, [0, 1], physicsClientId=cid))
+    return (px, py), (vx, vy)
+
+
 class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
     metadata = {"render_modes": ["rgb_array"], "render_fps": round(1.0 / (FRAME_SKIP * PHYSICS_DT))}
 
@@ -70,9 +120,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         sim = self._init_arm(render_mode, (width, height), BASE_POSITION, ACTUATED, HELD)
         cid = sim.client
         self._gains, self._max_torques = _servo_defaults(ACTUATED)
-        self._table = self._add_table(cid)
-        self._puck = self._add_puck(cid)
-        pb.setCollisionFilterPair(self._puck, self._table, 1, -1, 0, physicsClientId=cid)
+        self._table, self._puck = add_table_and_puck(cid)
         self._goal_marker = sim.add_marker(0.012, (0.15, 0.75, 0.25, 1.0))
         self._initial_state = sim.save()
         self._goal = np.zeros(3)
@@ -85,44 +133,13 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         self._init_randomization(space, ENV_ID, (FRICTIONLOSS, DAMPING), sim_to_real_dimensions(ACTUATED))
         self._sim_to_real.attach(self.randomization_space)
 
-    @staticmethod
-    def _add_table(cid: int) -> int:
-        half = [0.3, 0.3, 0.01]
-        collision = pb.createCollisionShape(pb.GEOM_BOX, halfExtents=half, physicsClientId=cid)
-        visual = pb.createVisualShape(
-            pb.GEOM_BOX, halfExtents=half, rgbaColor=[0.76, 0.64, 0.5, 1.0], physicsClientId=cid
-        )
-        return int(pb.createMultiBody(0.0, collision, visual, basePosition=[0.0, 0.0, -0.01], physicsClientId=cid))
-
-    @staticmethod
-    def _add_puck(cid: int) -> int:
-        """A fixed anchor, a massless-ish x carriage, and the puck on a y slide: qpos = world (x, y)."""
-        shape = pb.createCollisionShape(pb.GEOM_CYLINDER, radius=PUCK_RADIUS, height=PUCK_HEIGHT, physicsClientId=cid)
-        look = pb.createVisualShape(pb.GEOM_CYLINDER, radius=PUCK_RADIUS, length=PUCK_HEIGHT,
-                                    rgbaColor=[0.85, 0.25, 0.2, 1.0], physicsClientId=cid)
-        puck = pb.createMultiBody(
-            baseMass=0.0, basePosition=[0.0, 0.0, PUCK_Z],
-            linkMasses=[1e-4, PUCK_MASS], linkCollisionShapeIndices=[-1, shape], linkVisualShapeIndices=[-1, look],
-            linkPositions=[[0, 0, 0], [0, 0, 0]], linkOrientations=[[0, 0, 0, 1]] * 2,
-            linkInertialFramePositions=[[0, 0, 0]] * 2, linkInertialFrameOrientations=[[0, 0, 0, 1]] * 2,
-            linkParentIndices=[0, 1], linkJointTypes=[pb.JOINT_PRISMATIC] * 2, linkJointAxis=[[1, 0, 0], [0, 1, 0]],
-            physicsClientId=cid,
-        )
-        for j in (0, 1):
-            pb.changeDynamics(puck, j, jointLowerLimit=-PUCK_TRAVEL, jointUpperLimit=PUCK_TRAVEL,
-                              linearDamping=0.0, angularDamping=0.0, physicsClientId=cid)
-        return int(puck)
-
     def _apply_parameters(self, values: np.ndarray) -> None:
-        cid = self.sim.client
-        for j in (0, 1):
-            pb.changeDynamics(self._puck, j, jointDamping=self._param(values, DAMPING), physicsClientId=cid)
+        set_puck_damping(self.sim.client, self._puck, self._param(values, DAMPING))
         self._puck_friction = self._param(values, FRICTIONLOSS)
         self._sim_to_real.set(lambda name, absent: self._param(values, name, absent))
 
     def _command_puck_friction(self) -> None:
-        pb.setJointMotorControlArray(self._puck, [0, 1], pb.VELOCITY_CONTROL, targetVelocities=[0.0, 0.0],
-                                     forces=[self._puck_friction] * 2, physicsClientId=self.sim.client)
+        command_puck_friction(self.sim.client, self._puck, self._puck_friction)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -137,8 +154,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
             goal = self._on_ring(rng, GOAL_RING, GOAL_BEARING)
         self._goal[:2] = goal
         self._goal_xy = (float(goal[0]), float(goal[1]))
-        for j in (0, 1):
-            pb.resetJointState(self._puck, j, float(puck[j]), 0.0, physicsClientId=sim.client)
+        place_puck(sim.client, self._puck, (float(puck[0]), float(puck[1])))
         self._command_puck_friction()
         start = rng.uniform(-START_NOISE, START_NOISE, len(ACTUATED))
         sim.set_joint_angles(sim.joint_indices, np.zeros(len(JOINT_NAMES)))
@@ -166,7 +182,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
     def _observation(self) -> np.ndarray:
         sim = self.sim
         angles, velocities = self._read_actuated()
-        (px, vx), (py, vy) = ((s[0], s[1]) for s in pb.getJointStates(self._puck, [0, 1], physicsClientId=sim.client))
+        (px, py), (vx, vy) = puck_state(sim.client, self._puck)
         tip = sim.end_effector_position()
         gx, gy = self._goal_xy
         self._distance = math.hypot(px - gx, py - gy)
@@ -176,14 +192,12 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
 
     @property
     def puck_position(self) -> np.ndarray:
-        states = pb.getJointStates(self._puck, [0, 1], physicsClientId=self.sim.client)
-        return np.array([states[0][0], states[1][0]])
+        return np.array(puck_state(self.sim.client, self._puck)[0])
 
     def set_puck_velocity(self, velocity: tuple[float, float]) -> None:
         """Kick the puck (tests and demos): sets its slide-joint velocities, keeping its position."""
-        position = self.puck_position
-        for j in (0, 1):
-            pb.resetJointState(self._puck, j, float(position[j]), float(velocity[j]), physicsClientId=self.sim.client)
+        position = puck_state(self.sim.client, self._puck)[0]
+        place_puck(self.sim.client, self._puck, position, velocity)
 
     @property
     def goal_position(self) -> np.ndarray:

@@ -37,6 +37,12 @@ class ArmLink(Protocol):
 
     def latest_puck(self) -> PuckReading | None: ...
 
+    def puck_tracker_present(self) -> bool:
+        """Whether anything publishes puck positions (an ErgoPusher rig's tracker)."""
+
+    def request_puck_start(self, position: tuple[float, float]) -> None:
+        """Ask for the puck at rest at ``position`` (world frame, m): the rig's operator, or the stand-in."""
+
     def send(self, positions: Sequence[float]) -> None:
         """Target positions [rad] of every joint, in the order of the joint_states names."""
 
@@ -60,6 +66,8 @@ class RunnerSettings:
     start_timeout_s: float = 10.0
     feedback_timeout_s: float = 0.25  # joint_states (or puck) older than this -> no episode
     pause_after_episode_s: float = 1.0  # hold the final pose this long (to look at it)
+    puck_timeout_s: float = 5.0  # ErgoPusher: no puck position this long after the first joint_states -> refuse
+    puck_start_tolerance_m: float = 0.01  # ErgoPusher: the puck counts as at its start this close (tracker noise)
 
 
 class PolicyRunner:
@@ -78,6 +86,8 @@ class PolicyRunner:
                      on_summary: Callable[[EpisodeSummary], None] = lambda _: None) -> list[EpisodeSummary]:
         """``episodes`` episodes (0: until stopped). Raises ``Stopped`` when asked to stop."""
         index = 0
+        self.wait_for_feedback()
+        self.check_rig()  # before anything is sent to the arm
         while episodes <= 0 or index < episodes:
             self.wait_for_feedback()  # after a bus fault: until the driver publishes again
             self.ensure_stiff()
@@ -118,6 +128,45 @@ class PolicyRunner:
             self.clock.sleep_until(self.clock.now() + 0.05)
         if missing := joints.missing(self.task.joint_names):
             raise DeployError(f"joint_states lacks the joints {missing}; is the driver configured for an Ergo Jr?")
+
+    def check_rig(self) -> None:
+        """The rig must match the task: an ErgoPusher policy needs puck positions (within ``puck_timeout_s``), an
+        ErgoReacher policy must not run where a puck tracker publishes (a pushing rig: the arm stands at the table)."""
+        if not self.task.needs_puck:
+            if self.arm.puck_tracker_present():
+                raise DeployError(f"a puck tracker publishes on 'puck': this rig is set up for pushing "
+                                  f"(adr/ErgoPusher-v0), the policy is {self.task.env_id}'s; nothing was sent to the "
+                                  f"arm")
+            return
+        deadline = self.clock.now() + self.settings.puck_timeout_s
+        self.state = "waiting for the puck tracker"
+        while (puck := self.arm.latest_puck()) is None or self.clock.now() - puck.received_at > \
+                self.settings.feedback_timeout_s:
+            if self.clock.now() >= deadline:
+                raise DeployError(f"no puck position on 'puck' within {self.settings.puck_timeout_s:g} s: an "
+                                  f"{self.task.env_id} policy needs the rig's puck tracker (the stand-in: "
+                                  f"adr-standin-arm --task pusher); nothing was sent to the arm")
+            self.clock.sleep_until(self.clock.now() + 0.05)
+
+    def place_puck(self, start: tuple[float, float]) -> str | None:
+        """Ask for the puck at ``start`` and hold the start pose until the tracker sees it there; an abort reason
+        when it does not come within ``start_timeout_s``."""
+        self.state = "waiting for the puck at its start"
+        self.arm.request_puck_start(start)
+        deadline = self.clock.now() + self.settings.start_timeout_s
+        requested = self.clock.now()
+
+        def placed() -> bool:
+            puck = self.arm.latest_puck()
+            return (puck is not None and puck.received_at > requested and
+                    math.dist(puck.position, start) <= self.settings.puck_start_tolerance_m)
+
+        if self.hold(self._start_targets(), lambda: placed() or self.clock.now() >= deadline) and placed():
+            return None
+        puck = self.arm.latest_puck()
+        where = "no puck position" if puck is None else f"the puck at ({puck.position[0]:.3f}, {puck.position[1]:.3f})"
+        return (f"the puck was not at its start ({start[0]:.3f}, {start[1]:.3f}) within "
+                f"{self.settings.start_timeout_s:g} s ({where})")
 
     def ensure_stiff(self) -> None:
         """Stiffen the arm unless the driver says it is stiff; while the driver cannot (bus down), keep asking."""
@@ -169,7 +218,10 @@ class PolicyRunner:
         send_times: list[float] = []
         log = EpisodeSteps(index + 1, goal.world)
         max_age, aborted = 0.0, None
-        for _ in range(steps):
+        if task.needs_puck and goal.puck_start is not None:
+            aborted = self.place_puck(goal.puck_start)
+            self.state = f"episode {index + 1}"
+        for _ in range(0 if aborted else steps):
             now = self.clock.now()
             joints, puck, aborted = self._feedback(now)
             if aborted:
@@ -254,7 +306,7 @@ class PolicyRunner:
             control_rate_hz=timing.rate_hz, nominal_rate_hz=task.control_rate_hz,
             max_command_period_s=timing.max_period_s, late_commands=timing.late_ticks, max_feedback_age_s=max_age,
             start_error_rad=start_error, final_joint_positions=dict(joints.positions) if joints else {},
-            final_tip=tip, final_puck=puck.position if puck else None,
+            final_tip=tip, final_puck=puck.position if puck else None, puck_start=goal.puck_start,
             simulated_final_distance=goal.simulated_final_distance, off_plane_m=goal.off_plane_m)
 
     # helpers ---------------------------------------------------------------------------------------------------

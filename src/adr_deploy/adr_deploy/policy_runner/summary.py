@@ -29,6 +29,7 @@ class EpisodeSummary:
     final_joint_positions: dict[str, float]  # the joint_states message the distance comes from [rad]
     final_tip: tuple[float, float, float] | None  # forward kinematics of those positions, world frame [m]
     final_puck: tuple[float, float] | None  # ErgoPusher: the tracked puck the distance comes from
+    puck_start: tuple[float, float] | None  # ErgoPusher, random goals: where the puck was asked to start
     simulated_final_distance: float | None  # random goals: the same episode in the reference simulator
     off_plane_m: float  # clicked goals: distance of the clicked point from the goal plane
 

@@ -1,0 +1,113 @@
+"""ErgoPusher episodes on an arm model: the rig check before anything is sent, the puck placed at its start, and
+aborts when the tracker's readings stop (simulated time, as test_policy_runner_episodes)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from test_policy_runner_checkpoints import PUSHER, write_checkpoint
+from test_policy_runner_episodes import ServoArm, runner_for
+
+from adr_deploy.policy_runner.errors import DeployError
+from adr_deploy.policy_runner.goals import RandomGoals
+from adr_deploy.policy_runner.loading import DeployablePolicy, load_deployable
+from adr_deploy.policy_runner.readings import PuckReading
+
+TRACKER_PERIOD = 1 / 30
+
+
+class PuckRig(ServoArm):
+    """The arm model plus a puck that a tracker reports every 1/30 s; ``request_puck_start`` moves it there after
+    ``place_delay`` (an operator; the stand-in: at once)."""
+
+    def __init__(self, puck: tuple[float, float] | None = (0.0, -0.1), **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.puck = puck
+        self.puck_reading: PuckReading | None = None
+        self.puck_silent_after = math.inf
+        self.requests: list[tuple[float, tuple[float, float]]] = []
+        self.place_delay = 0.2
+        self.moves_puck = True
+        self._next_frame = 0.0
+
+    def latest_puck(self) -> PuckReading | None:
+        return self.puck_reading
+
+    def puck_tracker_present(self) -> bool:
+        return self.puck is not None
+
+    def request_puck_start(self, position: tuple[float, float]) -> None:
+        self.requests.append((self.clock.now(), position))
+        if self.moves_puck:
+            self.clock.hooks.append((self.clock.now() + self.place_delay, lambda: setattr(self, "puck", position)))
+
+    def advance_to(self, t: float, dt: float) -> None:
+        super().advance_to(t, dt)
+        if self.puck is not None and t >= self._next_frame and t < self.puck_silent_after:
+            self.puck_reading = PuckReading(self.puck, (0.0, 0.0), received_at=t)
+            self._next_frame = t + TRACKER_PERIOD
+
+
+@pytest.fixture(scope="module")
+def pusher(tmp_path_factory: pytest.TempPathFactory) -> DeployablePolicy:
+    path = write_checkpoint(tmp_path_factory.mktemp("run") / "checkpoints" / "latest.pt", PUSHER, obs_dim=16)
+    return load_deployable(path.parents[1])
+
+
+def goals_for(deployable: DeployablePolicy) -> RandomGoals:
+    return RandomGoals(deployable.task, deployable.policy, deployable.space, seed=7, episode_steps=100)
+
+
+def test_a_pusher_policy_without_a_puck_tracker_is_refused_before_anything_is_sent(pusher) -> None:
+    arm = PuckRig(puck=None)  # a reaching rig: no camera
+    runner, _ = runner_for(pusher, arm, puck_timeout_s=2.0)
+    with pytest.raises(DeployError, match=r"no puck position on 'puck' within 2 s: .*nothing was sent to the arm"):
+        runner.run_episodes(goals_for(pusher), 1)
+    assert arm.sent == [] and arm.stiffened == 0 and arm.requests == []
+
+
+def test_a_reacher_policy_on_a_pushing_rig_is_refused_before_anything_is_sent(tmp_path) -> None:
+    reacher = load_deployable(write_checkpoint(tmp_path / "run" / "checkpoints" / "latest.pt").parents[1])
+    arm = PuckRig()
+    runner, _ = runner_for(reacher, arm)
+    with pytest.raises(DeployError, match="set up for pushing .* nothing was sent to the arm"):
+        runner.run_episodes(goals_for(reacher), 1)
+    assert arm.sent == [] and arm.stiffened == 0
+
+
+def test_each_episode_starts_with_the_puck_where_the_simulator_starts_it(pusher) -> None:
+    arm = PuckRig()
+    runner, _ = runner_for(pusher, arm)
+    goals = goals_for(pusher)
+    summaries = runner.run_episodes(goals, 2)
+    assert [s.aborted for s in summaries] == [None, None]
+    expected = [goals.next_goal(k).puck_start for k in range(2)]
+    assert [position for _, position in arm.requests] == expected
+    # the episode's commands start only once the tracker has seen the puck there
+    first_request = arm.requests[0][0]
+    episode_commands = [t for t, _ in arm.sent if t > first_request]
+    assert episode_commands and episode_commands[0] >= first_request
+    assert summaries[0].final_puck == expected[0]  # the model's puck stays where it was put (nothing pushes it)
+    assert summaries[0].final_distance == pytest.approx(math.dist(expected[0], summaries[0].goal[:2]))
+
+
+def test_a_puck_that_never_reaches_its_start_aborts_the_episode_with_one_line(pusher) -> None:
+    arm = PuckRig()
+    arm.moves_puck = False  # nobody puts the puck there
+    runner, _ = runner_for(pusher, arm, start_timeout_s=1.0)
+    summary = runner.run_episodes(goals_for(pusher), 1)[0]
+    assert summary.aborted.startswith("the puck was not at its start (") and "within 1 s (the puck at (0.000, "\
+        "-0.100))" in summary.aborted
+    assert summary.steps == 0 and summary.final_distance is None and not summary.success
+
+
+def test_a_stale_puck_reading_aborts_the_episode_with_one_line(pusher) -> None:
+    arm = PuckRig()
+    runner, clock = runner_for(pusher, arm, feedback_timeout_s=0.1)
+    goal = goals_for(pusher).next_goal(0)
+    arm.puck = goal.puck_start
+    arm.puck_silent_after = clock.now() + 0.6  # the camera stops (or the tracker lost the puck)
+    summary = runner.run_episode(0, goal, start_error=0.0)
+    assert summary.aborted == "no puck position for more than 0.1 s"
+    assert summary.final_distance is None and not summary.success
+    assert 0 < summary.steps < 100
