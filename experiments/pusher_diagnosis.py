@@ -1,0 +1,295 @@
+"""Which start states of the pushing envs fail, and what any policy could reach: privileged controllers beside a
+trained policy on the same start states (issue 42, docs/results/pushers/diagnosis.md).
+
+    python -m experiments.pusher_diagnosis planner --env adr/Pusher3DOF-v0 --seeds 10000 10100 --out d/pu_planner.csv
+    python -m experiments.pusher_diagnosis scripted --env adr/ErgoPusher-v0 --seeds 10000 10200 --out d/ep_script.csv
+    python -m experiments.pusher_diagnosis policy --run runs/x --seeds 10000 10200 --out d/pu_policy.csv
+    python -m experiments.pusher_diagnosis figure d/pu_policy.csv d/pu_planner.csv --out d/pu_states.png
+
+Start state k is ``env.reset(seed=k)`` at the reference setting (seeds 10000+: no training or evaluation uses them).
+
+- ``planner`` (Pusher3DOF): open-loop cross-entropy search over the episode's 100 torques with the true simulator
+  (it restores the start state for every candidate): 11 knots per joint, linearly interpolated, 128 candidates x 16
+  rounds, cost = final puck-goal distance + 0.1 x the closest tip-puck approach. A privileged upper bound: it knows
+  the physics and the start state exactly.
+- ``scripted`` (ErgoPusher): a hand-written controller with the full state: inverse kinematics (least squares on
+  PyBullet's forward kinematics) puts the tip 1.2 cm behind the puck on the puck-goal line above the table, lowers it,
+  then pushes along the line at up to 2 cm a step, stops pushing once the puck would slide to the goal (its friction
+  and damping known), and lifts the tip away at the goal.
+- ``policy``: a trained run's deterministic policy on the same start states.
+One CSV row per start state: seed, puck start, goal, final distance.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from adr_core.envs import env_record, make_env
+
+FIELDS = ("seed", "puck_x", "puck_y", "goal_x", "goal_y", "final_distance")
+
+
+# ------------------------------------------------------------------------------------------------ Pusher3DOF planner
+def plan_pusher3dof(env: Any, rng: np.random.Generator, candidates: int = 128, rounds: int = 16, knots: int = 11,
+                    elite: int = 12) -> float:
+    """The best final puck-goal distance CEM finds from the env's current start state (see the module doc)."""
+    import mujoco
+
+    u = env.unwrapped
+    model, data = u.model, u.data
+    qpos0, qvel0, steps = data.qpos.copy(), data.qvel.copy(), 100
+    grid, knot_grid = np.arange(steps) / (steps - 1) * (knots - 1), np.arange(knots)
+    mean, std = np.zeros((knots, 3)), np.full((knots, 3), 0.8)
+    best_cost, best, best_final = math.inf, None, math.inf
+    for _ in range(rounds):
+        samples = np.clip(mean + std * rng.standard_normal((candidates, knots, 3)), -1, 1)
+        if best is not None:
+            samples[0] = best
+        costs = np.empty(candidates)
+        finals = np.empty(candidates)
+        for i, sample in enumerate(samples):
+            actions = np.stack([np.interp(grid, knot_grid, sample[:, j]) for j in range(3)], axis=1)
+            data.qpos[:], data.qvel[:], data.time = qpos0, qvel0, 0.0
+            mujoco.mj_forward(model, data)
+            nearest = math.inf
+            for action in actions:
+                data.ctrl[:] = action
+                mujoco.mj_step(model, data, nstep=5)
+                nearest = min(nearest, math.dist(u._tip[:2].tolist(), u._puck.tolist()))
+            finals[i] = math.dist(u._puck.tolist(), u._goal[:2].tolist())
+            costs[i] = finals[i] + 0.1 * nearest
+        order = np.argsort(costs)
+        if costs[order[0]] < best_cost:
+            best_cost, best, best_final = costs[order[0]], samples[order[0]].copy(), finals[order[0]]
+        elites = samples[order[:elite]]
+        mean = 0.7 * elites.mean(0) + 0.3 * mean
+        std = 0.7 * elites.std(0) + 0.3 * std + 0.02
+    data.qpos[:], data.qvel[:] = qpos0, qvel0
+    mujoco.mj_forward(model, data)
+    return float(best_final)
+
+
+# ------------------------------------------------------------------------------------------ ErgoPusher scripted push
+class ErgoPusherScript:
+    """The scripted privileged ErgoPusher controller (module doc); ``act()`` is the next action in [-1, 1]^4."""
+
+    Z_PUSH, Z_HIGH = 0.011, 0.045  # tip height pushing / travelling (the puck is 2 cm tall)
+    STEP = 0.02  # m: how far ahead of the tip a push target lies
+    samples = 30000
+
+    def __init__(self, env: Any, seed: int = 0) -> None:
+        from scipy.spatial import cKDTree
+
+        from adr_core.envs.ergo_pusher import ACTION_SCALE, ErgoPusherEnv
+
+        self.env, self.scale = env.unwrapped, ACTION_SCALE
+        self.kinematics = ErgoPusherEnv()  # a second world: forward kinematics without touching the episode's
+        rng = np.random.default_rng(seed)
+        self.bound = np.full(4, ACTION_SCALE)
+        self.table_q = rng.uniform(-ACTION_SCALE, ACTION_SCALE, (self.samples, 4))
+        self.tree = cKDTree(np.array([self._tip(q) for q in self.table_q]))
+        self.reset()
+
+    def reset(self) -> None:
+        self.phase, self.q = "approach", None
+
+    def _tip(self, q: np.ndarray) -> np.ndarray:
+        sim = self.kinematics.sim
+        sim.set_joint_angles(self.kinematics._actuated, q)
+        return np.array(sim.end_effector_position())
+
+    def _solve(self, target: np.ndarray) -> np.ndarray:
+        from scipy.optimize import least_squares
+
+        def fit(q0: np.ndarray) -> tuple[np.ndarray, float]:
+            result = least_squares(lambda q: self._tip(q) - target, q0, bounds=(-self.bound, self.bound))
+            return result.x, float(np.linalg.norm(result.fun))
+
+        q, error = fit(self.q) if self.q is not None else (None, math.inf)
+        if error > 0.003:
+            for index in np.atleast_1d(self.tree.query(target, k=5)[1]):
+                candidate, candidate_error = fit(self.table_q[index])
+                if candidate_error < error:
+                    q, error = candidate, candidate_error
+        self.q = q
+        assert q is not None
+        return q
+
+    def act(self) -> np.ndarray:
+        from adr_core.envs.ergo_pusher import PUCK_RADIUS, puck_state
+
+        env = self.env
+        (px, py), (vx, vy) = puck_state(env.sim.client, env._puck)
+        puck, goal, tip = np.array([px, py]), env.goal_position, env.tip_position
+        gap = goal - puck
+        distance = float(np.linalg.norm(gap))
+        d = gap / max(distance, 1e-9)
+        n = np.array([-d[1], d[0]])
+        rel = tip[:2] - puck
+        behind, lateral = float(rel @ d), float(rel @ n)
+        approach = puck - d * (PUCK_RADIUS + 0.012)
+        if distance < 0.005 or (self.phase == "done" and distance < 0.012):
+            away = rel / max(float(np.linalg.norm(rel)), 1e-9)
+            target, self.phase = np.array([*(puck + away * (PUCK_RADIUS + 0.03)), self.Z_HIGH]), "done"
+        elif self.phase in ("approach", "done"):
+            target, self.phase = np.array([*approach, self.Z_HIGH]), "approach"
+            if np.linalg.norm(tip[:2] - approach) < 0.01:
+                self.phase = "lower"
+        elif self.phase == "lower":
+            target = np.array([*approach, self.Z_PUSH])
+            if tip[2] < self.Z_PUSH + 0.008:
+                self.phase = "push"
+        else:
+            line = puck - d * (PUCK_RADIUS + 0.006)
+            aim = line + d * max(0.0, float((tip[:2] - line) @ d))
+            speed = max(0.0, vx * d[0] + vy * d[1])
+            parameters = env.parameters  # friction (N) and damping (N*s/m) of the slide joints: privileged
+            from adr_core.envs.ergo_pusher import PUCK_MASS
+
+            a, k = parameters[0] / PUCK_MASS, parameters[1] / PUCK_MASS
+            slide = speed / k - a / k ** 2 * math.log1p(k * speed / a) if a > 0 and k > 0 else math.inf
+            ahead = -0.01 if slide >= distance - 0.002 else self.STEP  # let it slide to the goal: back off
+            target = np.array([*(aim + d * ahead), self.Z_PUSH])
+            if abs(lateral) > 0.6 * PUCK_RADIUS or behind > -0.6 * PUCK_RADIUS:
+                self.phase = "approach"
+        return self._solve(target) / self.scale
+
+    def close(self) -> None:
+        self.kinematics.close()
+
+
+# ---------------------------------------------------------------------------------------------------- the episodes
+def start_state(env: Any) -> tuple[float, float, float, float]:
+    puck, goal = env.unwrapped.puck_position, env.unwrapped.goal_position
+    return float(puck[0]), float(puck[1]), float(goal[0]), float(goal[1])
+
+
+Final = Callable[[Any, np.ndarray], float]  # (env just reset, its first observation) -> final distance
+
+
+def episode_rows(env_id: str, seeds: Sequence[int], final: Final) -> list[dict[str, float]]:
+    env = make_env(env_id)
+    rows = []
+    for seed in seeds:
+        obs, _ = env.reset(seed=int(seed))
+        start = start_state(env)
+        rows.append(dict(zip(FIELDS, (int(seed), *start, final(env, obs)))))
+        print(" ".join(f"{k}={v:.4g}" for k, v in rows[-1].items()), flush=True)
+    env.close()
+    return rows
+
+
+def run_policy(policy: Callable[[np.ndarray], np.ndarray]) -> Final:
+    def final(env: Any, obs: np.ndarray) -> float:
+        info: dict[str, float] = {}
+        for _ in range(env_record(env.spec.id).max_episode_steps):
+            obs, _, terminated, truncated, info = env.step(policy(obs))
+            if terminated or truncated:
+                break
+        return float(info["final_distance"])
+    return final
+
+
+def write(rows: list[dict[str, float]], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    finals = np.array([r["final_distance"] for r in rows])
+    print(f"{out}: {len(rows)} start states, final distance mean {finals.mean():.4f} m, median "
+          f"{np.median(finals):.4f} m", flush=True)
+
+
+def read(path: Path) -> list[dict[str, float]]:
+    with path.open(newline="") as handle:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(handle)]
+
+
+def figure(paths: Sequence[Path], out: Path, threshold: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(paths), figsize=(5.2 * len(paths), 5), squeeze=False)
+    for ax, path in zip(axes[0], paths):
+        rows = read(path)
+        solved = sum(r["final_distance"] < threshold for r in rows)
+        for r in rows:
+            ok = r["final_distance"] < threshold
+            ax.annotate("", xy=(r["goal_x"], r["goal_y"]), xytext=(r["puck_x"], r["puck_y"]),
+                        arrowprops={"arrowstyle": "->", "color": "tab:green" if ok else "tab:red",
+                                    "alpha": 0.35 if ok else 0.9, "lw": 0.8 if ok else 1.4})
+        xs = [r[k] for r in rows for k in ("puck_x", "goal_x")]
+        ys = [r[k] for r in rows for k in ("puck_y", "goal_y")]
+        pad = 0.05 * (max(xs) - min(xs))
+        ax.set_xlim(min(xs) - pad, max(xs) + pad)
+        ax.set_ylim(min(ys) - pad, max(ys) + pad)
+        ax.set_aspect("equal")
+        ax.set_title(f"{path.stem}: {solved}/{len(rows)} solved (< {threshold:g} m)", fontsize=9)
+        ax.set_xlabel("x (m)")
+        ax.set_ylabel("y (m)")
+    fig.suptitle("start states: puck start -> goal (green: solved, red: failed)", fontsize=10)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    print(f"figure: {out}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("planner", "scripted", "policy"):
+        p = sub.add_parser(name)
+        p.add_argument("--seeds", type=int, nargs=2, metavar=("FIRST", "END"), required=True,
+                       help="start states FIRST .. END-1")
+        p.add_argument("--out", type=Path, required=True)
+        if name == "policy":
+            p.add_argument("--run", type=Path, required=True, help="run directory (or checkpoint) of the policy")
+        else:
+            p.add_argument("--env", default="adr/Pusher3DOF-v0" if name == "planner" else "adr/ErgoPusher-v0")
+    p = sub.add_parser("figure")
+    p.add_argument("csv", type=Path, nargs="+")
+    p.add_argument("--threshold", type=float, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.command == "figure":
+        figure(args.csv, args.out, args.threshold)
+        return 0
+    seeds = range(*args.seeds)
+    if args.command == "planner":
+        if args.env != "adr/Pusher3DOF-v0":
+            parser.error("planner: only adr/Pusher3DOF-v0 (MuJoCo state restore)")
+        rng = np.random.default_rng(123)
+        rows = episode_rows(args.env, seeds, lambda env, _: plan_pusher3dof(env, rng))
+    elif args.command == "scripted":
+        if args.env != "adr/ErgoPusher-v0":
+            parser.error("scripted: only adr/ErgoPusher-v0")
+        holder: dict[str, ErgoPusherScript] = {}
+
+        def scripted_final(env: Any, obs: np.ndarray) -> float:
+            script = holder.setdefault("script", ErgoPusherScript(env))
+            script.env = env.unwrapped
+            script.reset()
+            return run_policy(lambda _obs: script.act())(env, obs)
+
+        rows = episode_rows(args.env, seeds, scripted_final)
+    else:
+        from adr_core.evaluation import load_policy
+
+        trained = load_policy(args.run)
+        rows = episode_rows(trained.env_id, seeds, run_policy(trained.policy()))
+    write(rows, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
