@@ -42,13 +42,16 @@ def test_an_env_registered_by_its_own_module_trains_evaluates_and_reports(tmp_pa
     samples = list(csv.DictReader((run / "sampled_parameters.csv").open()))
     assert {"mass", "u_mass"} <= set(samples[0])
 
-    run_cli("adr-evaluate", str(run), "--points", "3", "--episodes", "1", "--seeds", "0", "--workers", "1")
+    # the tools read the run's files; they import the module its config names because the user names it too
+    run_cli("adr-evaluate", str(run), "--env-modules", "adr_toy_env", "--points", "3", "--episodes", "1", "--seeds",
+            "0", "--workers", "1")
     points = list(csv.DictReader((run / "evaluation" / "sweep_points.csv").open()))
     assert len(points) == 3 and {float(p["mass"]) for p in points} == {0.5, 1.75, 3.0}  # train + test hull
     assert all(float(p["solved_threshold"]) == 0.1 for p in points)  # the record's solved criterion
 
     report = tmp_path / "report"
-    run_cli("adr-report", str(run), "--out", str(report), "--points", "3", "--episodes", "1",
+    run_cli("adr-report", str(run), "--env-modules", "adr_toy_env", "--out", str(report), "--points", "3",
+            "--episodes", "1",
             "--seeds", "0", "--workers", "1", "--no-checkpoint-curves", "--formats", "png")
     summary = (report / "summary.md").read_text()
     assert "toy/PointMass-v0" in summary and "final distance" in summary

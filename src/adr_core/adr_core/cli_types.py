@@ -29,3 +29,17 @@ def writable_dir(path: Path, option: str = "--out") -> Path:
             raise ValueError(f"{named} is a file, not a directory" if part == path else
                              f"{named}: {part} is a file, not a directory")
     return path
+
+
+def env_modules_option(parser: argparse.ArgumentParser) -> None:
+    """``--env-modules``: modules the user allows a checkpoint or run config to name (they register its env)."""
+    parser.add_argument("--env-modules", nargs="+", default=[], metavar="MODULE",
+                        help="modules that register the env of a run made with env_modules (docs/environments.md); "
+                             "a file never makes this tool import a module you did not name here or in "
+                             "$ADR_ENV_MODULES")
+
+
+def allow_env_modules(args: argparse.Namespace) -> None:
+    from .envs import allow_env_modules as allow
+
+    allow(args.env_modules)

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from .base.checkpoint import CheckpointError
-from .cli_types import writable_dir
+from .cli_types import allow_env_modules, env_modules_option, writable_dir
 from .evaluation.policies import TrainedPolicy, load_policy
 from .run_dir import resolve_checkpoint
 
@@ -108,7 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("run", metavar="RUN", help="run directory, checkpoints/ folder, latest.json or .pt file")
     parser.add_argument("--format", required=True, choices=sorted(FILES), help="onnx (onnxruntime) or torchscript")
     parser.add_argument("--out", type=Path, default=None, help="output folder [<run>/export]")
+    env_modules_option(parser)
     args = parser.parse_args(argv)
+    allow_env_modules(args)
     try:
         if args.out is not None:
             writable_dir(args.out)

@@ -12,12 +12,15 @@ import gymnasium
 
 from ..base.goal_layout import GoalLayout
 from .registry import (
+    ALLOW_VARIABLE,
     EnvRecord,
     SolvedCriterion,
+    allow_env_modules,
     entry_modules,
     env_ids,
     env_record,
     import_env_modules,
+    import_file_env_modules,
     register_env,
 )
 
@@ -53,6 +56,6 @@ def make_env(env_id: str, **kwargs: Any) -> gymnasium.Env[Any, Any]:
     return gymnasium.make(env_id, **kwargs)
 
 
-__all__ = ["ENV_IDS", "EnvRecord", "PAPER_ENVS", "SolvedCriterion", "entry_modules", "env_ids", "env_record",
-           "import_env_modules",
-           "make_env", "register_env"]
+__all__ = ["ALLOW_VARIABLE", "ENV_IDS", "EnvRecord", "PAPER_ENVS", "SolvedCriterion", "allow_env_modules",
+           "entry_modules", "env_ids", "env_record", "import_env_modules", "import_file_env_modules", "make_env",
+           "register_env"]

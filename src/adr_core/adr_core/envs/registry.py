@@ -12,6 +12,7 @@ package registers its record in its entry point's module (evaluation workers imp
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +108,40 @@ def entry_modules(ids: Iterable[str]) -> tuple[str, ...]:
     register their records (an env's record is registered by its entry point's module)."""
     modules = {env_record(env_id).entry_point.split(":")[0] for env_id in ids}
     return tuple(sorted(m for m in modules if not m.startswith("adr_core.")))
+
+
+ALLOW_VARIABLE = "ADR_ENV_MODULES"  # comma-separated modules the user allows files to name (every tool and node)
+_ALLOWED: set[str] = set()  # modules named on this process's command line (--env-modules)
+
+
+def allow_env_modules(modules: Iterable[str]) -> None:
+    """Modules the user named on the command line: a file (checkpoint, run config, export) may name them."""
+    _ALLOWED.update(str(m) for m in modules)
+
+
+def allowed_env_modules() -> set[str]:
+    """What ``allow_env_modules`` and ``$ADR_ENV_MODULES`` allow."""
+    from_environment = {m.strip() for m in os.environ.get(ALLOW_VARIABLE, "").split(",") if m.strip()}
+    return _ALLOWED | from_environment
+
+
+def import_file_env_modules(modules: Iterable[str] | None, env_id: object, source: str) -> None:
+    """Env modules named in a file a tool reads (a checkpoint, a run's config.yaml, an export's spec).
+
+    A file never makes a tool import code on its own: nothing is imported when ``env_id`` is registered already (the
+    paper's envs, or a module the user imported), and otherwise each module must be one the user allowed
+    (``--env-modules`` on the command line, or ``$ADR_ENV_MODULES``); a module that is not is refused in one line
+    naming it and how to allow it, before anything of it runs."""
+    modules = tuple(str(m) for m in (modules or ()))
+    if not modules or (isinstance(env_id, str) and env_id in _RECORDS):
+        return
+    refused = [m for m in modules if m not in allowed_env_modules()]
+    if refused:
+        raise RandomizationError(
+            f"{source} names env module(s) {refused} to import for env {env_id!r}, which is not registered; a file "
+            f"does not make this tool import code: if you trust it, name them yourself with --env-modules "
+            f"{' '.join(refused)} (or {ALLOW_VARIABLE}={','.join(refused)})")
+    import_env_modules(modules)
 
 
 def import_env_modules(modules: tuple[str, ...] | list[str]) -> None:

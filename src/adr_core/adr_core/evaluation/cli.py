@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import writable_dir
+from ..cli_types import allow_env_modules, env_modules_option, writable_dir
 from ..randomization import RandomizationError
 from .grids import DEFAULT_POINTS, default_settings, sweep_grid
 from .options import common_options, grid_kind
@@ -47,7 +47,9 @@ def evaluate_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-episode-steps", type=int, default=None, metavar="N",
                         help="episode limit [the run's max_episode_steps, else the env's own]")
     common_options(parser)
+    env_modules_option(parser)
     args = parser.parse_args(argv)
+    allow_env_modules(args)
     try:
         started = time.perf_counter()
         policy = load_policy(args.run)

@@ -57,15 +57,19 @@ class TrainedPolicy:
         return self.space if self.config.get("space") else None
 
 
-def _import_env_modules(config: Any, path: Path) -> None:
-    """A run of an env registered by its own module (config ``env_modules``): import it, so its id is known."""
-    from ..envs import import_env_modules
+def _import_env_modules(payload: dict[str, Any], path: Path) -> None:
+    """A run of an env registered by its own module (config ``env_modules``): import it, so its id is known, if the
+    user allowed it (``adr_core.envs.import_file_env_modules``: a checkpoint never makes a tool import code)."""
+    from ..envs import import_file_env_modules
 
+    config = payload.get("config")
     modules = config.get("env_modules") if isinstance(config, dict) else None
+    if modules is not None and not isinstance(modules, (list, tuple)):
+        raise CheckpointError(f"{path}: config.env_modules must be a list of module names")
     try:
-        import_env_modules(tuple(modules or ()))
+        import_file_env_modules(modules, payload.get("env_id"), f"{path}")
     except RandomizationError as error:
-        raise CheckpointError(f"{path}: {error}") from None
+        raise CheckpointError(str(error)) from None
 
 
 def load_policy(path: str | Path) -> TrainedPolicy:
@@ -76,7 +80,7 @@ def load_policy(path: str | Path) -> TrainedPolicy:
 def read_policy_file(path: str | Path) -> TrainedPolicy:
     path = Path(path)
     payload = load_checkpoint(path, map_location="cpu")
-    _import_env_modules(payload.get("config"), path)
+    _import_env_modules(payload, path)
     missing = [key for key in _REQUIRED if key not in payload]
     agent = payload.get("agent")
     if missing or not isinstance(agent, dict) or "actor" not in agent:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
+from ..cli_types import allow_env_modules, env_modules_option
 from ..randomization import RandomizationError, space_of
 from ..training.cli import config_from_args, resolve_experiment
 from ..training.config import ConfigError, TrainConfig
@@ -55,12 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sweep-episodes", type=int, default=5, help="episodes per point and seed [5]")
     parser.add_argument("--sweep-seeds", type=int, nargs="+", default=[0, 1], help="failure-map seeds [0 1]")
     parser.add_argument("--workers", type=int, default=None, help="failure-map worker processes [CPUs]")
+    env_modules_option(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    allow_env_modules(args)
     try:
         if args.iterations < 1:
             raise ConfigError(f"--iterations must be >= 1, got {args.iterations}")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import at_least, writable_dir
+from ..cli_types import allow_env_modules, at_least, env_modules_option, writable_dir
 from ..evaluation.options import common_options, grid_kind
 from ..randomization import RandomizationError
 from .build import ReportOptions, build_report
@@ -51,7 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stages", type=int, default=4, help="training stages of the sampling histograms [4]")
     parser.add_argument("--bins", type=int, default=20, help="bins of the sampling histograms [20]")
     parser.add_argument("--formats", nargs="+", default=["png", "svg"], help="figure formats [png svg]")
+    env_modules_option(parser)
     args = parser.parse_args(argv)
+    allow_env_modules(args)
     try:
         writable_dir(args.out)
     except ValueError as error:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from ..envs.registry import import_env_modules
+from ..envs.registry import import_file_env_modules
 from ..evaluation.early_stop import EARLY_STOP_FILE
 from ..evaluation.periodic import EVALUATION_FILE
 from ..evaluation.policies import CHECKPOINTS
@@ -127,7 +127,8 @@ def load_run(path: str | Path) -> RunData:
     if not isinstance(config, dict) or "env_id" not in config:
         raise RunDataError(f"{path / CONFIG} names no env_id")
     try:
-        import_env_modules(tuple(config.get("env_modules") or ()))  # a run of an env registered by its own module
+        # a run of an env registered by its own module, if the user allowed it (a file never makes a tool import code)
+        import_file_env_modules(config.get("env_modules"), config["env_id"], "the run")
         names = tuple(space_of(config["env_id"], config.get("space")).names)
     except RandomizationError as error:
         raise RunDataError(f"{path / CONFIG}: {error}") from None
