@@ -3,6 +3,7 @@ and the real driver on top of it through pypot and the pty."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 import time
@@ -159,3 +160,38 @@ def test_the_driver_moves_the_physical_stand_in_and_its_limits_still_hold(tmp_pa
     assert 85.0 < joint < 90.6  # at the limit (within the gear play), never past it
     assert sample is not None and math.degrees(sample.positions[1]) == pytest.approx(joint, abs=0.5)
     physics.close()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--ids", "0", "300"], "argument --ids: 0 is not a motor id (1-252)"),
+    (["--ids", "-1"], "argument --ids: -1 is not a motor id (1-252)"),
+    (["--ids", "1", "1"], "argument --ids: [1, 1] names a motor twice"),
+    (["--link", "{missing}/tty"], "the folder {missing} does not exist"),
+    (["--link", "{file}"], "--link {file} is a file that exists; choose a free path (it is never replaced)"),
+    (["--link", "{folder}"], "--link {folder} is a folder that exists"),
+    (["--link", "{foreign_link}"], "is a symlink to {file}, not an emulator's pty link"),
+])
+def test_a_typo_in_the_stand_ins_arguments_is_one_line_and_loses_no_file(tmp_path: Path, argv, message) -> None:
+    names = {"missing": tmp_path / "missing", "file": tmp_path / "notes.txt", "folder": tmp_path / "folder",
+             "foreign_link": tmp_path / "link"}
+    names["file"].write_text("kept")
+    names["folder"].mkdir()
+    names["foreign_link"].symlink_to(names["file"])
+    argv = [a.format(**names) for a in argv]
+    if "--link" not in argv:
+        argv += ["--link", str(tmp_path / "tty")]
+    done = subprocess.run([sys.executable, "-m", "poppy_standin.cli", *argv], capture_output=True, text=True,
+                          timeout=60)
+    lines = [line for line in done.stderr.splitlines() if line.strip() and "pybullet build time" not in line]
+    assert done.returncode == 2 and message.format(**names) in lines[-1], done.stderr
+    assert "Traceback" not in done.stderr
+    assert names["file"].read_text() == "kept" and names["folder"].is_dir()
+    assert os.readlink(names["foreign_link"]) == str(names["file"]) and not (tmp_path / "tty").exists()
+
+
+def test_a_stale_link_of_an_earlier_emulator_is_replaced(tmp_path: Path) -> None:
+    link = tmp_path / "tty"
+    link.symlink_to("/dev/pts/999")  # what a killed stand-in leaves behind
+    with Xl320Emulator(link=link) as emulator:
+        assert os.readlink(link) == emulator.port or os.readlink(link).startswith("/dev/pts/")
+    assert not link.exists() and not link.is_symlink()

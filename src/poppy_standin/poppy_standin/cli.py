@@ -24,7 +24,18 @@ import threading
 from pathlib import Path
 
 from .settings import StandInError, load, parse_assignment
-from .xl320 import Xl320Emulator
+from .xl320 import Xl320Emulator, check_link_path
+
+
+def motor_id(text: str) -> int:
+    """A Dynamixel id a motor can have: 1-252 (0 is the broadcast-reserved id on XL-320 buses, 253+ are reserved)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 1 <= value <= 252:
+        raise argparse.ArgumentTypeError(f"{value} is not a motor id (1-252)")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="change one servo key, e.g. latency_s=0.05 (repeatable)")
     parser.add_argument("--motion", choices=("physics", "constant"), default="physics",
                         help="physics: PyBullet arm (default); constant: horns at their moving speed, no dynamics")
-    parser.add_argument("--ids", type=int, nargs="+", default=list(range(1, 7)), help="motor ids on the bus")
+    parser.add_argument("--ids", type=motor_id, nargs="+", default=list(range(1, 7)),
+                        help="motor ids on the bus (1-252, each once)")
     parser.add_argument("--task", choices=("reacher", "pusher"), default="reacher",
                         help="reacher: the arm alone (ErgoReacher); pusher: at the table with a puck and a camera "
                              "tracker (ErgoPusher)")
@@ -48,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="--task pusher: change one puck or tracker key, e.g. frictionloss=0.02 or latency_s=0.1")
     parser.add_argument("--tracker-seed", type=int, default=0, help="--task pusher: seed of the tracker's noise")
     args = parser.parse_args(argv)
+    if len(set(args.ids)) != len(args.ids):
+        parser.error(f"argument --ids: {args.ids} names a motor twice")
+    try:
+        check_link_path(Path(args.link))
+    except OSError as error:
+        parser.error(str(error))
     try:
         standin = load(args.setting, args.file, dict(parse_assignment(a) for a in args.set))
         puck = tracker = None

@@ -222,6 +222,23 @@ class Motion(Protocol):
     def advance(self, motors: Mapping[int, Xl320Motor], dt: float) -> None: ...
 
 
+def check_link_path(link: Path) -> None:
+    """``link`` may become the emulator's symlink: a free path in an existing folder, or a stale link of an earlier
+    emulator (a symlink to a pty). Anything else (a file, a folder, a link to something else) is refused, never
+    replaced: a typo must not delete a file."""
+    if link.is_symlink():
+        target = os.readlink(link)
+        if not target.startswith("/dev/pts/"):
+            raise FileExistsError(f"--link {link} is a symlink to {target}, not an emulator's pty link; choose a free "
+                                  "path")
+        return
+    if link.exists():
+        kind = "a folder" if link.is_dir() else "a file"
+        raise FileExistsError(f"--link {link} is {kind} that exists; choose a free path (it is never replaced)")
+    if not link.parent.is_dir():
+        raise FileNotFoundError(f"--link {link}: the folder {link.parent} does not exist")
+
+
 class Xl320Emulator:
     """Motors ``ids`` behind one pty. Use as a context manager or call ``start()`` / ``stop()``.
     ``motion``: what moves the horns (None: each motor at its moving speed, no dynamics)."""
@@ -270,6 +287,8 @@ class Xl320Emulator:
     def start(self) -> None:
         if self._thread is not None:
             return
+        if self.link is not None:
+            check_link_path(self.link)
         self._master, self._slave = os.openpty()
         tty.setraw(self._slave)  # no echo, no line editing: bytes pass untouched
         if self.link is not None:
