@@ -37,17 +37,20 @@ def test_train_refuses_a_negative_seed_and_iteration_count(tmp_path, capsys):
 
 
 def test_outputs_under_a_file_are_refused_and_the_file_kept(a_file, capsys):
-    assert one_line_error(capsys, report_main, ["runs", "--out", str(a_file)]).endswith(
-        f"--out {a_file} is a file, not a directory")
-    assert one_line_error(capsys, export_main, ["runs/x", "--format", "onnx", "--out", str(a_file / "sub")]) == \
-        f"adr-export: error: --out {a_file / 'sub'}: {a_file} is a file, not a directory"
+    runs = a_file.parent
+    assert one_line_error(capsys, report_main, [str(runs), "--out", str(a_file)]).endswith(
+        f"argument --out: {a_file} is a file, not a directory")
+    assert one_line_error(capsys, export_main, [str(runs), "--format", "onnx", "--out", str(a_file / "sub")]) == \
+        f"adr-export: error: argument --out: {a_file / 'sub'}: {a_file} is a file, not a directory"
     assert one_line_error(capsys, train_main, ["--out", str(a_file / "run")]).endswith("is a file, not a directory")
     assert a_file.read_text() == "kept"
 
 
-def test_evaluate_refuses_a_grid_without_points(capsys):
-    assert one_line_error(capsys, evaluate_main, ["runs/x", "--points", "0"]).endswith(
+def test_evaluate_refuses_a_grid_without_points(tmp_path, capsys):
+    assert one_line_error(capsys, evaluate_main, [str(tmp_path), "--points", "0"]).endswith(
         "argument --points: 0 is below 2")
+    assert one_line_error(capsys, evaluate_main, [str(tmp_path / "missing")]).endswith(
+        f"argument RUN: {tmp_path / 'missing'}: no such file or folder")
 
 
 def test_writable_dir_accepts_new_folders(tmp_path):

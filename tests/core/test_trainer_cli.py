@@ -94,5 +94,5 @@ def test_out_naming_a_file_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["--out", str(a_file), "--total_agent_steps", "10"])
     assert exit_info.value.code == 2
-    assert f"--out {a_file} is a file, not a directory" in capsys.readouterr().err
+    assert f"argument --out: {a_file} is a file, not a directory" in capsys.readouterr().err
     assert a_file.read_text() == "kept"

@@ -167,8 +167,8 @@ def test_the_driver_moves_the_physical_stand_in_and_its_limits_still_hold(tmp_pa
     (["--ids", "-1"], "argument --ids: -1 is not a motor id (1-252)"),
     (["--ids", "1", "1"], "argument --ids: [1, 1] names a motor twice"),
     (["--link", "{missing}/tty"], "the folder {missing} does not exist"),
-    (["--link", "{file}"], "--link {file} is a file that exists; choose a free path (it is never replaced)"),
-    (["--link", "{folder}"], "--link {folder} is a folder that exists"),
+    (["--link", "{file}"], "argument --link: {file} is a file that exists; choose a free path (it is never replaced)"),
+    (["--link", "{folder}"], "argument --link: {folder} is a folder that exists"),
     (["--link", "{foreign_link}"], "is a symlink to {file}, not an emulator's pty link"),
 ])
 def test_a_typo_in_the_stand_ins_arguments_is_one_line_and_loses_no_file(tmp_path: Path, argv, message) -> None:

@@ -31,6 +31,7 @@ from ament_index_python.packages import PackageNotFoundError, get_package_prefix
 
 from adr import dds_interfaces
 from adr.graph import GRAPHS, SERVED_EXIT_GRACE_S, Graph, NodeSpec, describe_exit, exit_status, graph_for_launch_file
+from adr_core.cli_types import MAX_DOMAIN_ID, domain_id, text
 
 RESPAWN_DELAY_S = 2.0
 
@@ -175,18 +176,26 @@ def _shutdown(running: list[_Running]) -> list[str]:
     return killed
 
 
-def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="adr_launch", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("package", help="always 'adr' (kept for the same shape as ros2 launch)")
-    parser.add_argument("launch_file", help=f"one of: {', '.join(f'{name}.launch.py' for name in GRAPHS)}")
-    parser.add_argument("assignments", nargs="*", metavar="name:=value", help="launch arguments")
+    parser.add_argument("package", type=text("package"), help="always 'adr' (kept for the same shape as ros2 launch)")
+    parser.add_argument("launch_file", type=text("launch file"),
+                        help=f"one of: {', '.join(f'{name}.launch.py' for name in GRAPHS)}")
+    parser.add_argument("assignments", nargs="*", metavar="name:=value", type=text("name:=value"),
+                        help="launch arguments (each checked by the graph: --show-args)")
     parser.add_argument("--show-args", "-s", action="store_true", help="list the launch arguments and exit")
     parser.add_argument("--print", dest="print_only", action="store_true", help="print the node commands and exit")
-    parser.add_argument("--domain-id", type=int, help="ROS_DOMAIN_ID for every node (default: $ROS_DOMAIN_ID or 42)")
+    parser.add_argument("--domain-id", type=domain_id,
+                        help=f"ROS_DOMAIN_ID for every node, 0-{MAX_DOMAIN_ID} (default: $ROS_DOMAIN_ID or 42)")
     parser.add_argument("--allow-other-hosts", action="store_true",
                         help="discover nodes on other machines of the subnet, and listen on every interface "
                              "(dds_interfaces:=all unless given; default: this host only, loopback)")
+    return parser
+
+
+def _parse(argv: list[str]) -> tuple[argparse.Namespace, dict[str, str]]:
+    parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     if args.package != "adr":
         parser.error(f"package {args.package!r}: adr_launch starts the graphs of the 'adr' package only")
@@ -227,7 +236,13 @@ def main(argv: list[str] | None = None) -> int:
             print(" ".join(node_command(spec)))
         return 0
     env = dict(os.environ)
-    env["ROS_DOMAIN_ID"] = str(args.domain_id if args.domain_id is not None else env.get("ROS_DOMAIN_ID", "42"))
+    if args.domain_id is None:
+        try:
+            args.domain_id = domain_id(env.get("ROS_DOMAIN_ID", "42"))
+        except argparse.ArgumentTypeError as error:
+            print(f"adr_launch: $ROS_DOMAIN_ID: {error}", file=sys.stderr)
+            return 2
+    env["ROS_DOMAIN_ID"] = str(args.domain_id)
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "SUBNET" if args.allow_other_hosts else env.get(
         "ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     env["PYTHONUNBUFFERED"] = "1"

@@ -16,13 +16,17 @@ import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
-from adr_core.cli_types import at_least
+from adr_core.cli_types import at_least, positive_number, text
 from adr_interfaces.msg import ParameterSet
 from adr_interfaces.srv import ProposeParameters
 from adr_ros import parameter_sets, qos, topics
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adr_monitor", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -36,12 +40,14 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         help="exit after K proposals were received (default: N with --propose, else never)",
     )
     parser.add_argument(
-        "--run-id", metavar="ID", help="only this run's proposals, and --propose as this run (default: print every "
-        "run's proposals; --propose as a sampler started on its own, whose run id is empty)")
+        "--run-id", metavar="ID", type=text("run id"),
+        help="only this run's proposals, and --propose as this run (default: print every run's proposals; --propose "
+             "as a sampler started on its own, whose run id is empty)")
     parser.add_argument(
-        "--timeout", type=float, default=30.0, help="give up after this many seconds (default: %(default)s)"
+        "--timeout", type=positive_number("seconds"), default=30.0,
+        help="give up after this many seconds (default: %(default)s)"
     )
-    return parser.parse_args(argv)
+    return parser
 
 
 def check_in_space(proposal: parameter_sets.Proposal) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from .base.checkpoint import CheckpointError
-from .cli_types import allow_env_modules, env_modules_option, writable_dir
+from .cli_types import allow_env_modules, env_modules_option, existing_path, output_dir, writable_dir
 from .evaluation.policies import TrainedPolicy, load_policy
 from .run_dir import resolve_checkpoint
 
@@ -102,14 +102,19 @@ def run_exported(program: Path, fmt: str, observations: np.ndarray) -> np.ndarra
         return np.asarray(module(torch.from_numpy(observations)).numpy())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="adr-export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run", metavar="RUN", help="run directory, checkpoints/ folder, latest.json or .pt file")
+    parser.add_argument("run", metavar="RUN", type=existing_path("run"),
+                        help="run directory, checkpoints/ folder, latest.json or .pt file")
     parser.add_argument("--format", required=True, choices=sorted(FILES), help="onnx (onnxruntime) or torchscript")
-    parser.add_argument("--out", type=Path, default=None, help="output folder [<run>/export]")
+    parser.add_argument("--out", type=output_dir(), default=None, help="output folder [<run>/export]")
     env_modules_option(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     allow_env_modules(args)
     try:
         if args.out is not None:

@@ -33,6 +33,23 @@ _SNAPSHOT = re.compile(r"^(?:iter_(\d+)|agent-(\d+))\.pt$")
 IDENTITY_KEYS = ("env_id", "space", "obs_dim", "act_dim")
 
 
+class RunDirError(ValueError):
+    """The run directory cannot be created or written; the message says which and why."""
+
+
+def prepare_run_dir(run_dir: str | Path) -> Path:
+    """Create the run directory (and the folders above it) and check a file can be written in it: an unwritable one
+    (a read-only file system, no permission, a file in the way) is one line, before the run starts."""
+    path = Path(run_dir)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise RunDirError(f"run directory {path} cannot be written: {error.strerror or error}") from None
+    return path
+
+
 def checkpoint_dir(run_dir: str | Path) -> Path:
     return Path(run_dir) / CHECKPOINTS
 

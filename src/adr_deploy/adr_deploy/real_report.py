@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.cli_types import existing_dir, existing_file, output_dir, positive_number
+
 SOLVED_DISTANCE = 0.025  # m: both Ergo tasks (adr_core.envs.ergo_jr.SOLVED_DISTANCE; checked by the tests)
 MAX_PANELS = 12
 
@@ -248,16 +250,22 @@ def _share(value: float) -> str:
     return "–" if math.isnan(value) else f"{100 * value:.0f} %"
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="adr-deploy-report", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("steps_file", nargs="?",
+    parser.add_argument("steps_file", nargs="?", type=existing_file("steps CSV"),
                         help="the policy runner's steps CSV (steps_file:=, or <results>_steps.csv)")
-    parser.add_argument("--transfer", metavar="DIR", help="instead: <DIR>/<setting>/<method>_seed<k>.jsonl results "
-                                                          "files -> final distance per method and setting")
-    parser.add_argument("--out", required=True, help="folder for the documents, CSV and figures")
-    parser.add_argument("--threshold", type=float, default=SOLVED_DISTANCE,
+    parser.add_argument("--transfer", metavar="DIR", type=existing_dir("transfer results folder"),
+                        help="instead: <DIR>/<setting>/<method>_seed<k>.jsonl results files -> final distance per "
+                             "method and setting")
+    parser.add_argument("--out", required=True, type=output_dir(), help="folder for the documents, CSV and figures")
+    parser.add_argument("--threshold", type=positive_number("metres"), default=SOLVED_DISTANCE,
                         help=f"success threshold [m] (default {SOLVED_DISTANCE:g}, both Ergo tasks)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if (args.steps_file is None) == (args.transfer is None):
         parser.error("give either a steps file or --transfer DIR")

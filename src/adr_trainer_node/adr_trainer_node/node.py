@@ -32,6 +32,7 @@ from adr_core.base.checkpoint import CheckpointError, CheckpointSchedule
 from adr_core.base.seeding import component_seed
 from adr_core.iteration import IterationResult
 from adr_core.probe.policies import load_frozen_policy
+from adr_core.run_dir import prepare_run_dir
 from adr_core.training.config import ConfigError
 from adr_core.training.driver import Hook
 from adr_core.training.hooks import EarlyStopHook, EvaluationHook, RunLogHook, open_run_log
@@ -54,6 +55,7 @@ class TrainerNode(Node):
     def __init__(self, stop_requested: threading.Event | None = None) -> None:
         super().__init__("adr_trainer")
         self.config, self.run_dir, spec = declare_run(self, default_torch_threads=0)
+        prepare_run_dir(self.run_dir)  # an unwritable run_dir: one [fatal] line (RunDirError is a ValueError)
         self.run_id = spec.run_id
         cfg = self.config
         self.mode = self.declare_parameter("mode", "sync", ParameterDescriptor(

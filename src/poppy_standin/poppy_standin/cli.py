@@ -23,29 +23,47 @@ import sys
 import threading
 from pathlib import Path
 
+from adr_core.cli_types import Checked, existing_file, seed, text
+
 from .settings import StandInError, load, parse_assignment
 from .xl320 import Xl320Emulator, check_link_path
 
 
-def motor_id(text: str) -> int:
-    """A Dynamixel id a motor can have: 1-252 (0 is the broadcast-reserved id on XL-320 buses, 253+ are reserved)."""
+def _motor_id(value: str) -> int:
+    """A Dynamixel id a motor can have: 1-252 (253+ are reserved; 0 is left to the broadcast-adjacent default)."""
     try:
-        value = int(text)
+        number = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if not 1 <= value <= 252:
-        raise argparse.ArgumentTypeError(f"{value} is not a motor id (1-252)")
-    return value
+        raise argparse.ArgumentTypeError(f"{value!r} is not an integer") from None
+    if not 1 <= number <= 252:
+        raise argparse.ArgumentTypeError(f"{number} is not a motor id (1-252)")
+    return number
 
 
-def main(argv: list[str] | None = None) -> int:
+def _link_path(value: str) -> Path:
+    try:
+        check_link_path(Path(value))
+    except OSError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return Path(value)
+
+
+motor_id = Checked("bounded_integer", "motor id in [1, 252]", _motor_id, lambda _: ["0", "253", "-1", "x"])
+LINK_PATH = Checked("link_path", "free path for the port's link", _link_path,
+                    lambda scratch: [str(scratch / "a_file"), str(scratch / "a_folder"), str(scratch / "no" / "tty")])
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="adr-standin-arm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--link", default="/tmp/ttyPOPPY", help="stable path (symlink) to the emulated port")
-    parser.add_argument("--setting", default="reference", help="named servo setting of the file (reference, "
-                                                               "weak_torque, ...)")
-    parser.add_argument("--file", type=Path, help="stand-in YAML (default: the packaged standin.yaml)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--link", default="/tmp/ttyPOPPY", type=LINK_PATH,
+                        help="stable path (symlink) to the emulated port: a free path (or an earlier stand-in's "
+                             "link), never an existing file")
+    parser.add_argument("--setting", default="reference", type=text("setting name"),
+                        help="named servo setting of the file (reference, weak_torque, ...)")
+    parser.add_argument("--file", type=existing_file("stand-in YAML"),
+                        help="stand-in YAML (default: the packaged standin.yaml)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", type=text("KEY=VALUE"),
                         help="change one servo key, e.g. latency_s=0.05 (repeatable)")
     parser.add_argument("--motion", choices=("physics", "constant"), default="physics",
                         help="physics: PyBullet arm (default); constant: horns at their moving speed, no dynamics")
@@ -54,18 +72,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", choices=("reacher", "pusher"), default="reacher",
                         help="reacher: the arm alone (ErgoReacher); pusher: at the table with a puck and a camera "
                              "tracker (ErgoPusher)")
-    parser.add_argument("--puck", default="reference", help="--task pusher: named puck setting (reference, "
-                                                            "slippery, rough)")
-    parser.add_argument("--puck-set", action="append", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--puck", default="reference", type=text("puck setting"),
+                        help="--task pusher: named puck setting (reference, slippery, rough)")
+    parser.add_argument("--puck-set", action="append", default=[], metavar="KEY=VALUE", type=text("KEY=VALUE"),
                         help="--task pusher: change one puck or tracker key, e.g. frictionloss=0.02 or latency_s=0.1")
-    parser.add_argument("--tracker-seed", type=int, default=0, help="--task pusher: seed of the tracker's noise")
+    parser.add_argument("--tracker-seed", type=seed, default=0, help="--task pusher: seed of the tracker's noise")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if len(set(args.ids)) != len(args.ids):
         parser.error(f"argument --ids: {args.ids} names a motor twice")
-    try:
-        check_link_path(Path(args.link))
-    except OSError as error:
-        parser.error(str(error))
     try:
         standin = load(args.setting, args.file, dict(parse_assignment(a) for a in args.set))
         puck = tracker = None

@@ -229,14 +229,13 @@ def check_link_path(link: Path) -> None:
     if link.is_symlink():
         target = os.readlink(link)
         if not target.startswith("/dev/pts/"):
-            raise FileExistsError(f"--link {link} is a symlink to {target}, not an emulator's pty link; choose a free "
-                                  "path")
+            raise FileExistsError(f"{link} is a symlink to {target}, not an emulator's pty link; choose a free path")
         return
     if link.exists():
         kind = "a folder" if link.is_dir() else "a file"
-        raise FileExistsError(f"--link {link} is {kind} that exists; choose a free path (it is never replaced)")
+        raise FileExistsError(f"{link} is {kind} that exists; choose a free path (it is never replaced)")
     if not link.parent.is_dir():
-        raise FileNotFoundError(f"--link {link}: the folder {link.parent} does not exist")
+        raise FileNotFoundError(f"{link}: the folder {link.parent} does not exist")
 
 
 class Xl320Emulator:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import allow_env_modules, env_modules_option, writable_dir
+from ..cli_types import allow_env_modules, at_least, env_modules_option, existing_path, output_dir, writable_dir
 from ..randomization import RandomizationError
 from .grids import DEFAULT_POINTS, default_settings, sweep_grid
 from .options import common_options, grid_kind
@@ -38,16 +38,22 @@ Writes to --out (default <run>/{RUN_SWEEP_DIR}): sweep.npz, sweep_points.csv (me
 the solved threshold), sweep_episodes.csv (every episode), {SETTINGS_CSV}. adr-report reuses this sweep when its
 options match."""
 
-def evaluate_main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="adr-evaluate", description=EVALUATE_DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="example: adr-evaluate runs/ll_adr_s0 --points 25 --seeds 0 1 2 3 4")
-    parser.add_argument("run", metavar="RUN", help="run directory, checkpoints/ folder, latest.json or .pt file")
-    parser.add_argument("--out", type=Path, default=None, help=f"output directory [<run>/{RUN_SWEEP_DIR}]")
-    parser.add_argument("--max-episode-steps", type=int, default=None, metavar="N",
+    parser.add_argument("run", metavar="RUN", type=existing_path("run"),
+                        help="run directory, checkpoints/ folder, latest.json or .pt file")
+    parser.add_argument("--out", type=output_dir(), default=None, help=f"output directory [<run>/{RUN_SWEEP_DIR}]")
+    parser.add_argument("--max-episode-steps", type=at_least(1), default=None, metavar="N",
                         help="episode limit [the run's max_episode_steps, else the env's own]")
     common_options(parser)
     env_modules_option(parser)
+    return parser
+
+
+def evaluate_main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     allow_env_modules(args)
     try:

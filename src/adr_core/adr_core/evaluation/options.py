@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import cast
 
-from ..cli_types import at_least
+from ..cli_types import at_least, seed
 from .grids import DEFAULT_POINTS, GridKind
 from .sweeps import DEFAULT_EPISODES, DEFAULT_SEEDS
 
@@ -17,7 +17,7 @@ def common_options(parser: argparse.ArgumentParser) -> None:
                              f"{DEFAULT_POINTS['grid_2d']} for a 2-D grid]")
     parser.add_argument("--episodes", type=at_least(1), default=DEFAULT_EPISODES, metavar="K",
                         help=f"episodes per point and evaluation seed [{DEFAULT_EPISODES}]")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS), metavar="S",
+    parser.add_argument("--seeds", type=seed, nargs="+", default=list(DEFAULT_SEEDS), metavar="S",
                         help=f"evaluation seeds (each gives --episodes different start states) "
                              f"[{' '.join(map(str, DEFAULT_SEEDS))}]")
     parser.add_argument("--workers", type=at_least(1), default=None, metavar="N",

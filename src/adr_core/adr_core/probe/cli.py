@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import allow_env_modules, env_modules_option
+from ..cli_types import allow_env_modules, at_least, env_modules_option, non_negative_number, output_dir, seed, text
 from ..randomization import RandomizationError, space_of
 from ..training.cli import config_from_args, resolve_experiment
 from ..training.config import ConfigError, TrainConfig
@@ -42,20 +42,23 @@ def build_parser() -> argparse.ArgumentParser:
         " --iterations 200 --out runs/probe_heuristic",
     )
     parser.add_argument(
-        "--policy", required=True, metavar="POLICY", help="checkpoint / run directory, or module:callable"
+        "--policy", required=True, metavar="POLICY", type=text("checkpoint, run directory or module:callable"),
+        help="checkpoint / run directory, or module:callable"
     )
-    parser.add_argument("--out", required=True, metavar="DIR", help="output directory (must not hold a probe)")
-    parser.add_argument("--config", metavar="YAML|NAME", default="lunar_lander_adr",
+    parser.add_argument("--out", required=True, metavar="DIR", type=output_dir(),
+                        help="output directory (must not hold a probe)")
+    parser.add_argument("--config", metavar="YAML|NAME", default="lunar_lander_adr", type=text("experiment"),
                         help="experiment whose env, sampler, discriminator and seed are used [lunar_lander_adr]")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    parser.add_argument("--seed", type=int, default=None, help="run seed (overrides the config's)")
-    parser.add_argument("--iterations", type=int, default=200, help="ADR iterations [200]")
-    parser.add_argument("--exploration-noise", type=float, default=0.0,
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", type=text("KEY=VALUE"),
+                        help="override a config key")
+    parser.add_argument("--seed", type=seed, default=None, help="run seed (overrides the config's)")
+    parser.add_argument("--iterations", type=at_least(1), default=200, help="ADR iterations [200]")
+    parser.add_argument("--exploration-noise", type=non_negative_number("noise std"), default=0.0,
                         help="Gaussian action noise of the rollouts (the failure map uses none) [0]")
-    parser.add_argument("--sweep-points", type=int, default=13, help="failure-map points per dimension [13]")
-    parser.add_argument("--sweep-episodes", type=int, default=5, help="episodes per point and seed [5]")
-    parser.add_argument("--sweep-seeds", type=int, nargs="+", default=[0, 1], help="failure-map seeds [0 1]")
-    parser.add_argument("--workers", type=int, default=None, help="failure-map worker processes [CPUs]")
+    parser.add_argument("--sweep-points", type=at_least(2), default=13, help="failure-map points per dimension [13]")
+    parser.add_argument("--sweep-episodes", type=at_least(1), default=5, help="episodes per point and seed [5]")
+    parser.add_argument("--sweep-seeds", type=seed, nargs="+", default=[0, 1], help="failure-map seeds [0 1]")
+    parser.add_argument("--workers", type=at_least(1), default=None, help="failure-map worker processes [CPUs]")
     env_modules_option(parser)
     return parser
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import allow_env_modules, at_least, env_modules_option, writable_dir
+from ..cli_types import allow_env_modules, at_least, env_modules_option, existing_dir, output_dir, seed
 from ..evaluation.options import common_options, grid_kind
 from ..randomization import RandomizationError
 from .build import ReportOptions, build_report
 from .evaluations import EvaluationOptions
 from .run_data import RunDataError
+
+FIGURE_FORMATS = ("png", "svg", "pdf")  # what matplotlib's Agg/SVG/PDF backends write here
 
 REPORT_DESCRIPTION = """\
 Evaluate the final policies of one or more runs and regenerate the paper's figures: generalization curve
@@ -30,34 +31,41 @@ folders holding run directories (e.g. runs/). Runs are grouped by environment, t
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    allow_env_modules(args)
+    return run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="adr-report", description=REPORT_DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="examples:\n  adr-report runs/ll_adr_s0 --out runs/ll_adr_s0/report\n"
                                             "  adr-report runs/ --out report/ --seeds 0 1 2 3 4")
-    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories or folders of run directories")
-    parser.add_argument("--out", type=Path, required=True, help="output directory of the report")
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", type=existing_dir("run folder"),
+                        help="run directories or folders of run directories")
+    parser.add_argument("--out", type=output_dir(), required=True, help="output directory of the report")
     common_options(parser)
-    parser.add_argument("--curve-episodes", type=int, default=5, metavar="K",
+    parser.add_argument("--curve-episodes", type=at_least(1), default=5, metavar="K",
                         help="episodes per setting point for each checkpoint of a learning curve [5]")
     parser.add_argument("--reference-episodes", type=at_least(1), default=100, metavar="N",
                         help="at least N episodes of the final policy at the reference setting, spread over the "
                              "evaluation seeds: the outcome line's figure and its 95%% interval [100]")
-    parser.add_argument("--curve-seeds", type=int, nargs="+", default=[0], metavar="S",
+    parser.add_argument("--curve-seeds", type=seed, nargs="+", default=[0], metavar="S",
                         help="evaluation seeds of the learning-curve points [0]")
-    parser.add_argument("--max-checkpoints", type=int, default=10, metavar="N",
+    parser.add_argument("--max-checkpoints", type=at_least(1), default=10, metavar="N",
                         help="at most N kept checkpoints per run are evaluated for learning curves [10]")
     parser.add_argument("--no-checkpoint-curves", action="store_true",
                         help="do not evaluate kept checkpoints (learning curves only from evaluation.csv)")
-    parser.add_argument("--stages", type=int, default=4, help="training stages of the sampling histograms [4]")
-    parser.add_argument("--bins", type=int, default=20, help="bins of the sampling histograms [20]")
-    parser.add_argument("--formats", nargs="+", default=["png", "svg"], help="figure formats [png svg]")
+    parser.add_argument("--stages", type=at_least(1), default=4, help="training stages of the sampling histograms [4]")
+    parser.add_argument("--bins", type=at_least(1), default=20, help="bins of the sampling histograms [20]")
+    parser.add_argument("--formats", nargs="+", default=["png", "svg"], choices=FIGURE_FORMATS,
+                        help="figure formats [png svg]")
     env_modules_option(parser)
-    args = parser.parse_args(argv)
-    allow_env_modules(args)
-    try:
-        writable_dir(args.out)
-    except ValueError as error:
-        parser.error(str(error))
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
     evaluation = EvaluationOptions(episodes=args.episodes, seeds=tuple(args.seeds), curve_episodes=args.curve_episodes,
                                    reference_episodes=args.reference_episodes,
                                    curve_seeds=tuple(args.curve_seeds), checkpoint_curves=not args.no_checkpoint_curves,

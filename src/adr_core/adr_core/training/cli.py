@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import at_least, writable_dir
+from ..cli_types import Checked, at_least, existing_path, output_dir, text, writable_dir
+from ..run_dir import RunDirError, prepare_run_dir
 from .config import ConfigError, TrainConfig, field_docs
 from .trainer import CONFIG_FILE, Trainer
 
@@ -69,25 +70,29 @@ def _type_name(kind: Any) -> str:
     return {int: "INT", float: "FLOAT", bool: "BOOL", str: "STR"}.get(kind, "VALUE")
 
 
+# a config key's value: YAML, checked by TrainConfig (type and range) before anything is written
+CONFIG_VALUE = Checked("config_value", "YAML value of a config key", lambda value: value, lambda _: ["[1,", "{a"])
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adr-train", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG + ", ".join(packaged_experiments()))
     run = parser.add_argument_group("run")
-    run.add_argument("--config", metavar="YAML|NAME",
+    run.add_argument("--config", metavar="YAML|NAME", type=text("experiment name or YAML file"),
                      help="Experiment YAML file, or the name of a packaged one (see the list below). "
                           "Without it: the paper's defaults (LunarLander, ADR).")
-    run.add_argument("--out", metavar="DIR", help="Output directory of the run (required to train).")
+    run.add_argument("--out", metavar="DIR", type=output_dir(), help="Output directory of the run (required to train).")
     run.add_argument("--list", action="store_true",
                      help="List the packaged experiments (names for --config and config:=) with their first line, "
                           "then exit.")
     run.add_argument("--resume", action="store_true",
                      help="Continue the run in --out from checkpoints/latest.pt (its config.yaml is used unless "
                           "--config is given; only runtime keys such as total_agent_steps or device may change).")
-    run.add_argument("--bootstrap", metavar="CHECKPOINT",
+    run.add_argument("--bootstrap", metavar="CHECKPOINT", type=existing_path("checkpoint"),
                      help="Start a fresh agent with the SVPG particles and discriminator of this checkpoint "
                           "(paper appendix 'Bootstrapping Training of New Agents').")
-    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", type=text("KEY=VALUE"),
                      help="Override any config key (YAML value syntax), e.g. --set agent.hidden_sizes=[64,64].")
     run.add_argument("--max-iterations", type=at_least(1), default=None, metavar="N",
                      help="Stop after N iterations of this invocation (the budget still applies).")
@@ -95,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     keys = parser.add_argument_group("config keys (default in brackets)")
     for name, kind, help_text, default in field_docs():
         shown = "null" if default is None else (list(default) if isinstance(default, tuple) else default)
-        keys.add_argument(f"--{name}", dest=f"key:{name}", metavar=_type_name(kind), default=None,
+        keys.add_argument(f"--{name}", dest=f"key:{name}", metavar=_type_name(kind), default=None, type=CONFIG_VALUE,
                           help=f"{help_text} [{shown}]")
     return parser
 
@@ -157,7 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_out(Path(args.out), args.resume)
         config = config_from_args(args)
         trainer = Trainer(config, args.out, resume=args.resume, bootstrap_from=args.bootstrap)
-    except (ConfigError, CheckpointError) as exc:
+        prepare_run_dir(args.out)  # every argument was valid: now the folder (an unwritable one is one line)
+    except (ConfigError, CheckpointError, RunDirError) as exc:
         parser.exit(2, f"adr-train: error: {exc}\n")
     def stop_at_iteration_end(*_: object) -> None:
         # first Ctrl-C: finish the iteration, checkpoint it, exit; a second one interrupts at once

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..iteration import IterationResult
+from ..run_dir import prepare_run_dir
 from .driver import Hook, RunState
 from .run_log import RunLog
 
@@ -55,7 +56,7 @@ class RunLogHook(Hook):
 def open_run_log(config: TrainConfig, out_dir: Path, columns: tuple[str, ...], space_names: list[str],
                  start_iteration: int) -> RunLog:
     """The run's config.yaml and its log files (appended to from ``start_iteration`` on a resumed run)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    prepare_run_dir(out_dir)
     config.to_yaml(out_dir / "config.yaml")
     return RunLog(out_dir, columns, space_names, tensorboard=config.tensorboard, start_iteration=start_iteration)
 
