@@ -36,7 +36,7 @@ def test_puck_comes_to_rest_under_dry_friction():
     sim.set_puck_velocity((0.3, 0.0))
     for _ in range(90):
         obs, *_ = env.step(np.zeros(4, dtype=np.float32))
-    assert np.abs(obs[12:14]).max() < 1e-3  # stopped, not creeping
+    assert np.abs(obs[13:15]).max() < 1e-3  # stopped, not creeping
 
 
 def test_arm_sweep_moves_the_puck():
@@ -54,11 +54,20 @@ def test_observation_reward_and_solved():
     env = make_env(ENV_ID)
     obs, info = env.reset(seed=3)
     sim = env.unwrapped
-    assert obs.shape == (16,)
-    np.testing.assert_allclose(obs[10:12], sim.puck_position, atol=1e-6)
-    np.testing.assert_allclose(obs[14:16], sim.goal_position, atol=1e-6)
+    assert obs.shape == (17,)
+    np.testing.assert_allclose(obs[8:11], sim.tip_position, atol=1e-6)  # the tip in 3-D: xy and its height
+    np.testing.assert_allclose(obs[11:13], sim.puck_position, atol=1e-6)
+    np.testing.assert_allclose(obs[15:17], sim.goal_position, atol=1e-6)
     assert 0.05 <= info["distance"] == pytest.approx(float(np.linalg.norm(sim.puck_position - sim.goal_position)))
     _, reward, *_, info = env.step(np.zeros(4, dtype=np.float32))
     assert reward == -info["distance"]
     assert sim.is_solved(0.0, {"final_distance": 0.02}) and not sim.is_solved(0.0, {"final_distance": 0.03})
     assert sim.joint_names == ("m1", "m2", "m3", "m4", "m5", "m6") and sim.joint_positions().shape == (6,)
+
+
+def test_the_records_push_height_is_the_envs() -> None:
+    from adr_core.envs import env_record, ergo_pusher
+
+    layout = env_record(ENV_ID).goal_layout
+    assert layout.effector_height == (10, pytest.approx(ergo_pusher.PUSH_HEIGHT))
+    assert layout.fits(ergo_pusher.OBS_SIZE)

@@ -99,6 +99,14 @@ def test_shaping_adds_a_potential_difference_that_telescopes_over_the_episode():
     assert total == pytest.approx(gamma ** len(rewards) * phi(next_obs[-1]) - phi(obs[0]), abs=1e-6)
 
 
+def test_shaping_with_an_effector_height_measures_the_gap_in_3d():
+    layout = GoalLayout(goal=(4, 6), achieved=(0, 2), effector=(2, 4), effector_height=(6, 0.5))
+    obs = np.array([[0.0, 0.0, 0.3, 0.4, 9.0, 9.0, 0.5]], np.float32)  # tip above the puck's plane point by 0
+    next_obs = np.array([[0.0, 0.0, 0.0, 0.0, 9.0, 9.0, 1.5]], np.float32)  # tip over the puck, 1 m too high
+    shaped = shaped_rewards(np.zeros(1), obs, next_obs, layout, weight=1.0, gamma=1.0)
+    assert shaped[0] == pytest.approx(-1.0 - (-0.5))  # phi(s') = -1 (height gap), phi(s) = -0.5 (plane gap)
+
+
 def _trajectory(env_id: str, seed: int) -> Trajectory:
     env = make_env(env_id)
     space = env.unwrapped.randomization_space

@@ -37,7 +37,7 @@ def test_a_reacher_run_directory_loads(tmp_path: Path) -> None:
 
 def test_a_pusher_graph_run_loads_through_its_manifest(tmp_path: Path) -> None:
     checkpoints = tmp_path / "run" / "checkpoints"
-    write_checkpoint(checkpoints / "agent-4.pt", PUSHER, obs_dim=16, max_episode_steps=50)
+    write_checkpoint(checkpoints / "agent-4.pt", PUSHER, obs_dim=17, max_episode_steps=50)
     (checkpoints / "latest.json").write_text('{"iteration": 4, "files": {"agent": "agent-4.pt"}}')
     deployable = load_deployable(tmp_path / "run")
     assert deployable.task.env_id == PUSHER and deployable.task.needs_puck
@@ -51,7 +51,7 @@ def test_a_pusher_graph_run_loads_through_its_manifest(tmp_path: Path) -> None:
     (lambda d: write_checkpoint(d / "lunar.pt", "adr/LunarLander-v0", obs_dim=8, act_dim=2),
      "a policy of 'adr/LunarLander-v0' cannot run on the Ergo Jr"),
     (lambda d: write_checkpoint(d / "pusher_with_reacher_actor.pt", PUSHER, obs_dim=10),
-     "the actor maps 10 -> 4 values but adr/ErgoPusher-v0 has 16 observations"),
+     "the actor maps 10 -> 4 values but adr/ErgoPusher-v0 has 17 observations"),
     (lambda d: _sampler_only(d / "sampler.pt"), "holds no agent policy"),
 ])
 def test_unusable_checkpoints_are_refused_with_a_reason(tmp_path: Path, make, message: str) -> None:

@@ -50,7 +50,7 @@ class PuckRig(ServoArm):
 
 @pytest.fixture(scope="module")
 def pusher(tmp_path_factory: pytest.TempPathFactory) -> DeployablePolicy:
-    path = write_checkpoint(tmp_path_factory.mktemp("run") / "checkpoints" / "latest.pt", PUSHER, obs_dim=16)
+    path = write_checkpoint(tmp_path_factory.mktemp("run") / "checkpoints" / "latest.pt", PUSHER, obs_dim=17)
     return load_deployable(path.parents[1])
 
 

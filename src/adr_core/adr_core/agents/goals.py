@@ -4,7 +4,8 @@ Both change only what the agent learns from, never the env, the rollouts, the di
 return (deviations from the paper, off by default; docs/algorithm.md "Goal relabelling and shaping"):
 
 - **Potential shaping** (Ng, Harada & Russell 1999): the agent learns from ``r + gamma * phi(s') - phi(s)`` with
-  ``phi(o) = -w * || effector(o) - achieved(o) ||`` (the arm's tip to the puck). A potential-based term leaves the
+  ``phi(o) = -w * || effector(o) - achieved(o) ||`` (the arm's tip to the puck; with the layout's
+  ``effector_height``, the 3-D distance to the puck at the height the tip pushes at). A potential-based term leaves the
   optimal policy of the task unchanged; it only tells the learner early that bringing the tip to the puck pays.
 - **Goal relabelling** (HER, Andrychowicz et al. 2017, the "future" strategy): every transition is stored again
   ``k`` times, each copy with the goal replaced by what was achieved at a uniformly drawn later step of the same
@@ -48,8 +49,12 @@ def shaped_rewards(rewards: np.ndarray, obs: np.ndarray, next_obs: np.ndarray, l
 
     effector = layout.effector
 
+    height = layout.effector_height
+
     def potential(o: np.ndarray) -> np.ndarray:
         gap = _span(o, effector).astype(np.float64) - _span(o, layout.achieved)
+        if height is not None:
+            gap = np.concatenate([gap, o[..., height[0]:height[0] + 1].astype(np.float64) - height[1]], axis=-1)
         distance: np.ndarray = np.linalg.norm(gap, axis=-1)
         return -weight * distance
 

@@ -20,6 +20,9 @@ class GoalLayout:
     goal: Span  # the goal the reward measures against (e.g. the puck's target on the table)
     achieved: Span  # what the task moves to the goal (the puck; the tip for a reacher)
     effector: Span | None = None  # what moves it (the arm's tip): potential shaping pulls it toward ``achieved``
+    # the effector's height and the height it works at (obs index, metres), when the task lies in a plane the
+    # effector must come down to: shaping then measures the 3-D gap to the achieved point at that height
+    effector_height: tuple[int, float] | None = None
 
     def __post_init__(self) -> None:
         spans = {"goal": self.goal, "achieved": self.achieved, "effector": self.effector}
@@ -29,6 +32,8 @@ class GoalLayout:
             start, stop = span
             if not 0 <= start < stop:
                 raise ValueError(f"goal layout: {name} must be obs[start:stop] with 0 <= start < stop, got {span}")
+        if self.effector_height is not None and (self.effector is None or self.effector_height[0] < 0):
+            raise ValueError("goal layout: effector_height needs an effector and a non-negative obs index")
         width = self.goal[1] - self.goal[0]
         for name in ("achieved", "effector"):
             span = spans[name]
@@ -41,4 +46,5 @@ class GoalLayout:
 
     def fits(self, obs_dim: int) -> bool:
         spans = [self.goal, self.achieved] + ([self.effector] if self.effector is not None else [])
-        return all(stop <= obs_dim for _, stop in spans)
+        height = [] if self.effector_height is None else [self.effector_height[0] + 1]
+        return all(stop <= obs_dim for _, stop in spans) and all(stop <= obs_dim for stop in height)

@@ -41,7 +41,8 @@ PAPER_ENVS: tuple[EnvRecord, ...] = (
               probe_controller="adr_core.probe.controllers:ergo_reacher_controller"),
     EnvRecord("adr/ErgoPusher-v0", "adr_core.envs.ergo_pusher:ErgoPusherEnv", 100, _ERGO_SOLVED,
               paper_particles=15, reward_bound_per_step=100.0,
-              goal_layout=GoalLayout(goal=(14, 16), achieved=(10, 12), effector=(8, 10))),  # goal, puck, tip xy
+              goal_layout=GoalLayout(goal=(15, 17), achieved=(11, 13), effector=(8, 10),  # goal, puck, tip xy
+                                     effector_height=(10, 0.011))),  # tip z, the puck's centre height
 )
 for _record in PAPER_ENVS:
     register_env(_record)

@@ -8,8 +8,9 @@ motor whose force cap is the dry friction, PyBullet's usual joint-friction model
 Start: puck at radius [0.08, 0.12] m, bearing within +-40 deg of -y; goal at radius [0.07, 0.14] m, bearing within
 +-60 deg, at least 0.05 m from the puck. Arm at 0 (+- 0.05 rad on the actuated joints).
 
-Observation (16, float32): actuated joint angles / (pi/2) (4), velocities / 11.9 rad/s (4), tip xy, puck xy,
-puck velocity xy, goal xy (m).
+Observation (17, float32): actuated joint angles / (pi/2) (4), velocities / 11.9 rad/s (4), tip xyz, puck xy,
+puck velocity xy, goal xy (m). (Until 2026-11-27 the tip's height was missing: 16 values; a policy could not tell a tip
+over the puck from one at the puck except through the joint angles.)
 Action (4, [-1, 1]): servo targets of m1, m2, m3, m5, scaled to +-pi/2. 4 physics steps of 1/240 s, 100 steps.
 Reward: -||puck - goal|| (m, in the table plane). Info (every step): ``distance`` (puck-goal), ``final_distance``
 (the same value). Solved: final distance < 0.025 m (1/8 of the ~0.2 m puck workspace, like Pusher-3DOF's 0.25 m
@@ -50,7 +51,8 @@ PUCK_TRAVEL = 0.25  # prismatic joint limits (m) on x and y
 PUCK_RING, PUCK_BEARING = (0.08, 0.12), math.radians(40)
 GOAL_RING, GOAL_BEARING = (0.07, 0.14), math.radians(60)
 MIN_START_DISTANCE = 0.05
-OBS_SIZE = 16
+OBS_SIZE = 17
+PUSH_HEIGHT = PUCK_Z  # m: a tip at the puck's centre height pushes it (the potential shaping's target height)
 
 
 def _servo_defaults(joints: tuple[str, ...]) -> tuple[list[float], list[float]]:
@@ -127,7 +129,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         self._goal[2] = 0.002
         self._goal_xy = (0.0, 0.0)
         n = len(ACTUATED)
-        self._obs_scale = np.array([1 / ACTION_SCALE] * n + [1 / VELOCITY_SCALE] * n + [1.0] * 8, dtype=np.float32)
+        self._obs_scale = np.array([1 / ACTION_SCALE] * n + [1 / VELOCITY_SCALE] * n + [1.0] * 9, dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, (len(ACTUATED),), dtype=np.float32)
         self.observation_space = spaces.Box(-np.inf, np.inf, (OBS_SIZE,), dtype=np.float32)
         self._init_randomization(space, ENV_ID, (FRICTIONLOSS, DAMPING), sim_to_real_dimensions(ACTUATED))
@@ -186,7 +188,7 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         tip = sim.end_effector_position()
         gx, gy = self._goal_xy
         self._distance = math.hypot(px - gx, py - gy)
-        obs = np.array(angles + velocities + [tip[0], tip[1], px, py, vx, vy, gx, gy], dtype=np.float32)
+        obs = np.array(angles + velocities + [tip[0], tip[1], tip[2], px, py, vx, vy, gx, gy], dtype=np.float32)
         obs *= self._obs_scale
         return obs
 

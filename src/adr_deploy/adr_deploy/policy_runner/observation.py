@@ -22,7 +22,7 @@ def observation_scale(task: DeployTask) -> np.ndarray:
 
 def build_observation(task: DeployTask, joints: JointReading, goal_observed: Sequence[float],
                       tip: Sequence[float] | np.ndarray | None = None, puck: PuckReading | None = None) -> np.ndarray:
-    """ErgoReacher: [angles, velocities, goal y, z]; ErgoPusher: [angles, velocities, tip xy, puck xy, puck v xy,
+    """ErgoReacher: [angles, velocities, goal y, z]; ErgoPusher: [angles, velocities, tip xyz, puck xy, puck v xy,
     goal xy] (angles / (pi/2), velocities / 11.9 rad/s, metres in the env's world frame)."""
     angles = [joints.positions[name] for name in task.actuated]
     velocities = [joints.velocities[name] for name in task.actuated]
@@ -30,7 +30,7 @@ def build_observation(task: DeployTask, joints: JointReading, goal_observed: Seq
     if task.needs_puck:
         if tip is None or puck is None:
             raise ValueError(f"{task.env_id} observations need the tip and the puck")
-        extra = [tip[0], tip[1], *puck.position, *puck.velocity, *goal]
+        extra = [tip[0], tip[1], tip[2], *puck.position, *puck.velocity, *goal]
     else:
         extra = goal
     obs = np.array(angles + velocities + extra, dtype=np.float32)
