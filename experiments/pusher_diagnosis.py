@@ -5,6 +5,7 @@ trained policy on the same start states (issue 42, docs/results/pushers/diagnosi
     python -m experiments.pusher_diagnosis scripted --env adr/ErgoPusher-v0 --seeds 10000 10200 --out d/ep_script.csv
     python -m experiments.pusher_diagnosis policy --run runs/x --seeds 10000 10200 --out d/pu_policy.csv
     python -m experiments.pusher_diagnosis figure d/pu_policy.csv d/pu_planner.csv --out d/pu_states.png
+    python -m experiments.pusher_diagnosis paths --run runs/x --seeds 10002 10011 10004 --out d/pu_paths.png
 
 Start state k is ``env.reset(seed=k)`` at the reference setting (seeds 10000+: no training or evaluation uses them).
 
@@ -244,6 +245,46 @@ def figure(paths: Sequence[Path], out: Path, threshold: float) -> None:
     print(f"figure: {out}")
 
 
+def paths_figure(run: Path, seeds: Sequence[int], out: Path) -> None:
+    """The tip's and the puck's paths of a policy's episodes from the given start states, one panel each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from adr_core.evaluation import load_policy
+
+    trained = load_policy(run)
+    policy, env = trained.policy(), make_env(trained.env_id)
+    fig, axes = plt.subplots(1, len(seeds), figsize=(4.2 * len(seeds), 4.2), squeeze=False)
+    for ax, seed in zip(axes[0], seeds):
+        obs, _ = env.reset(seed=int(seed))
+        u = env.unwrapped
+        tips, pucks, info = [u.tip_position[:2].copy()], [u.puck_position.copy()], {}
+        for _ in range(env_record(trained.env_id).max_episode_steps):
+            obs, _, terminated, truncated, info = env.step(policy(obs))
+            tips.append(u.tip_position[:2].copy())
+            pucks.append(u.puck_position.copy())
+            if terminated or truncated:
+                break
+        tip, puck, goal = np.array(tips), np.array(pucks), u.goal_position
+        ax.plot(tip[:, 0], tip[:, 1], "-", color="tab:blue", lw=1, label="tip")
+        ax.plot(puck[:, 0], puck[:, 1], "-", color="tab:red", lw=2, label="puck")
+        ax.plot(*puck[0], "o", color="tab:red", mfc="none")
+        ax.plot(*goal, "*", color="tab:green", ms=12, label="goal")
+        ax.plot(*tip[0], "s", color="tab:blue", mfc="none")
+        threshold = env_record(trained.env_id).solved.threshold
+        ax.add_patch(plt.Circle(tuple(goal), threshold, color="tab:green", alpha=0.15))
+        ax.set_aspect("equal")
+        ax.set_title(f"start state {seed}: final {info['final_distance']:.3f} m", fontsize=9)
+        ax.legend(fontsize=7, loc="lower left")
+    env.close()
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    print(f"figure: {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -256,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--run", type=Path, required=True, help="run directory (or checkpoint) of the policy")
         else:
             p.add_argument("--env", default="adr/Pusher3DOF-v0" if name == "planner" else "adr/ErgoPusher-v0")
+    p = sub.add_parser("paths")
+    p.add_argument("--run", type=Path, required=True)
+    p.add_argument("--seeds", type=int, nargs="+", required=True)
+    p.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("figure")
     p.add_argument("csv", type=Path, nargs="+")
     p.add_argument("--threshold", type=float, required=True)
@@ -263,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "figure":
         figure(args.csv, args.out, args.threshold)
+        return 0
+    if args.command == "paths":
+        paths_figure(args.run, args.seeds, args.out)
         return 0
     seeds = range(*args.seeds)
     if args.command == "planner":

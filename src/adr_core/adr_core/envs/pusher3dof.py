@@ -130,6 +130,11 @@ class Pusher3DOFEnv(RandomizedEnvMixin, gym.Env):
     def goal_position(self) -> np.ndarray:
         return self._goal[:2].copy()
 
+    @property
+    def tip_position(self) -> np.ndarray:
+        """The arm's tip (x, y, z) as the observation has it (the kinematics of the last substep's start)."""
+        return np.array(self._tip, dtype=np.float64)
+
     def is_solved(self, episode_return: float, info: dict[str, Any]) -> bool:
         return float(info["final_distance"]) < SOLVED_DISTANCE
 
