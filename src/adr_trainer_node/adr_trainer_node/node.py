@@ -24,7 +24,7 @@ import threading
 import rclpy
 from diagnostic_msgs.msg import DiagnosticStatus
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 
 from adr_core.agents import make_agent
@@ -232,8 +232,10 @@ def main() -> int:
         rclpy.try_shutdown()
         return 1
     # One spinning thread serves every callback (trajectories, rewards, goal responses, service replies) while the
-    # main thread trains: more executor threads only contend with the learner for the GIL.
-    executor = SingleThreadedExecutor()
+    # main thread trains. rclpy's EventsExecutor (C++) instead of SingleThreadedExecutor: the Python executor's
+    # per-callback bookkeeping holds the GIL long enough to slow every gradient step of the learner thread by
+    # 1.6-2x while callbacks fire (benchmarks/learner_context.py); the C++ one costs ~1.05x.
+    executor = EventsExecutor()
     executor.add_node(node)
     training_over = threading.Event()
 
