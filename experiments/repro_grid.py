@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from adr_core.samplers import METHOD_SAMPLERS
+from adr_core.samplers import method_samplers
 
 DONE_FILE = "DONE.json"
 LOG_FILE = "train.log"
@@ -51,9 +51,9 @@ class GridOptions:
 
 
 def grid(envs: list[str], methods: list[str], seeds: list[int]) -> list[RunSpec]:
-    unknown = sorted(set(methods) - set(METHOD_SAMPLERS))
+    unknown = sorted(set(methods) - set(method_samplers()))
     if unknown:
-        raise ValueError(f"unknown method(s) {unknown}; known: {sorted(METHOD_SAMPLERS)}")
+        raise ValueError(f"unknown method(s) {unknown}; known: {sorted(method_samplers())}")
     # seed by seed: a grid stopped part-way has every method of the seeds it finished, not all seeds of some methods
     return [RunSpec(env, method, seed) for env in envs for seed in seeds for method in methods]
 
@@ -96,7 +96,7 @@ def command(spec: RunSpec, directory: Path, options: GridOptions, state: State) 
     else:
         if options.config is not None:
             argv += ["--config", options.config]
-        argv += ["--env_id", spec.env_id, "--sampler", METHOD_SAMPLERS[spec.method], "--seed", str(spec.seed)]
+        argv += ["--env_id", spec.env_id, "--sampler", method_samplers()[spec.method], "--seed", str(spec.seed)]
         if spec.method == "oracle":
             argv += ["--fixed_range", "hard"]
     argv += ["--total_agent_steps", str(options.budget), "--torch_threads", str(options.torch_threads),

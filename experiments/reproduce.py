@@ -43,7 +43,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     grid = parser.add_argument_group("grid")
     grid.add_argument("--envs", nargs="+", default=["adr/LunarLander-v0"])
-    grid.add_argument("--methods", nargs="+", default=DEFAULT_METHODS, choices=list(rg.METHOD_SAMPLERS))
+    grid.add_argument("--methods", nargs="+", default=DEFAULT_METHODS, choices=list(rg.method_samplers()))
     grid.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     grid.add_argument("--budget", type=int, required=True, help="agent steps per run (paper: 1000000)")
     grid.add_argument("--out", type=Path, default=Path("runs/repro"))

@@ -20,6 +20,7 @@ SRC = ROOT / "src"
 PACKAGES = sorted(p.parent.name for p in SRC.glob("*/package.xml"))
 
 ROSDEP_KEYS = {"numpy": "python3-numpy", "yaml": "python3-yaml", "serial": "python3-serial", "PIL": "python3-pil",
+               "sklearn": "python3-sklearn",
                "matplotlib": "python3-matplotlib", "tqdm": "python3-tqdm", "torch": "python3-pytorch-pip",
                "gymnasium": "python3-gymnasium-pip", "mujoco": "python3-mujoco-pip",
                "pybullet": "python3-pybullet-pip", "onnxruntime": "python3-onnxruntime-pip",

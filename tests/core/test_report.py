@@ -164,8 +164,11 @@ def test_adr_report_cli(tiny_runs, tmp_path, capsys):
                         "--seeds", "0", "--no-checkpoint-curves", "--workers", "1", "--formats", "png"]) == 0
     assert (out / "summary.md").is_file() and (out / "figures" / "lunarlander_generalization.png").is_file()
     assert not list((out / "figures").glob("*.svg"))
+    with pytest.raises(SystemExit) as missing:  # checked while parsing, before anything is written
+        report_main([str(tmp_path / "missing"), "--out", str(out)])
+    assert missing.value.code == 2 and "no such folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
     assert report_main([str(tmp_path / "empty"), "--out", str(out)]) == 2
-    assert "is not a run directory" in capsys.readouterr().err
 
 
 def test_a_run_without_checkpoints_is_reported_not_evaluated(tiny_runs, tmp_path):

@@ -115,9 +115,10 @@ def exit_status(returncode: int) -> int:
 TRAINER_SHUTDOWN_S = 300.0
 SERVED_EXIT_GRACE_S = 10.0  # a helper still running this long after the trainer it served has exited is killed
 
-# launch name -> core sampler kind (adr_core.samplers.METHOD_SAMPLERS, which a test keeps equal: this module imports
-# no adr_core at load time, so that a launch file's argument check stays fast)
-METHODS = {"adr": "adr", "udr": "udr", "baseline": "baseline", "oracle": "fixed", "boundary_adr": "boundary_adr"}
+# the method names of the samplers adr_core registers (a test keeps this equal to adr_core.samplers.method_samplers():
+# this module imports no adr_core at load time, so that a launch file's argument check stays fast); a plug-in
+# sampler's method (a module of the config's sampler_modules) is checked when the run is resolved
+BUILT_IN_METHODS = ("adr", "udr", "baseline", "oracle", "boundary_adr", "learnability", "alp_gmm")
 
 DDS_INTERFACES = Argument(
     "dds_interfaces", dds_interfaces.DEFAULT, "network interfaces the nodes' DDS (Fast DDS) listens on: loopback "
@@ -136,10 +137,11 @@ TRAIN_SIM_ARGUMENTS = (
         "method",
         "",
         "how simulator settings are chosen: adr (SVPG + discriminator), udr (uniform), "
-        "baseline (reference only), oracle (uniform over the space's 'hard' range), boundary_adr (OpenAI 2019's "
-        "ranges that grow where the policy succeeds; beyond the paper); empty: the config's sampler "
-        "(adr without config:=); given with config:=, it replaces the config's sampler and keeps its agent",
-        tuple(METHODS),
+        "baseline (reference only), oracle (uniform over the space's 'hard' range); beyond the paper: boundary_adr "
+        "(OpenAI 2019's ranges that grow where the policy succeeds), learnability (p(1-p) of the success rate "
+        "nearby), alp_gmm (absolute learning progress), or a plug-in sampler of the config's sampler_modules (one "
+        f"of: {', '.join(BUILT_IN_METHODS)}, ...); empty: the config's sampler (adr without config:=); given with "
+        "config:=, it replaces the config's sampler and keeps its agent",
     ),
     Argument("instances", "2", "number of simulator instance nodes", kind=int, bounds=(1, 64)),
     Argument("role", "all", "which nodes this launch starts: all (one host), head (sampler, discriminator, trainer, "
@@ -221,7 +223,13 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     if args["env"]:
         explicit["env_id"] = args["env"]
     if args["method"]:
-        explicit["sampler"] = METHODS[args["method"]]
+        from adr_core.samplers import SamplerError, import_sampler_modules, record_of_method
+
+        try:
+            import_sampler_modules(config.sampler_modules)
+            explicit["sampler"] = record_of_method(args["method"]).kind
+        except SamplerError as error:
+            raise ValueError(f"train_sim: method:={args['method']}: {error}") from None
     # seed:= and device:= override the config only when given (without config:=, the graph's defaults: 0 and cpu)
     if args["seed"] or not config_file:
         explicit["seed"] = int(args["seed"] or 0)
@@ -255,7 +263,9 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
 
 def method_name(sampler: str) -> str:
     """The launch name of a core sampler kind (``fixed`` -> ``oracle``); other kinds keep their own name."""
-    return {core: launch for launch, core in METHODS.items()}.get(sampler, sampler)
+    from adr_core.samplers import method_of
+
+    return method_of(sampler)
 
 
 def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:

@@ -174,8 +174,3 @@ def env_modules_option(parser: argparse.ArgumentParser) -> None:
                              "a file never makes this tool import a module you did not name here or in "
                              "$ADR_ENV_MODULES")
 
-
-def allow_env_modules(args: argparse.Namespace) -> None:
-    from .envs import allow_env_modules as allow
-
-    allow(args.env_modules)

@@ -25,7 +25,8 @@ import numpy as np
 import torch
 
 from .base.checkpoint import CheckpointError
-from .cli_types import allow_env_modules, env_modules_option, existing_path, output_dir, writable_dir
+from .cli_types import env_modules_option, existing_path, output_dir, writable_dir
+from .envs import allow_env_modules
 from .evaluation.policies import TrainedPolicy, load_policy
 from .run_dir import resolve_checkpoint
 
@@ -115,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    allow_env_modules(args)
+    allow_env_modules(args.env_modules)
     try:
         if args.out is not None:
             writable_dir(args.out)

@@ -137,6 +137,15 @@ SAMPLER_COLUMNS = ("svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_
                    "boundary_stale_scores")
 
 
+def sampler_columns() -> tuple[str, ...]:
+    """Every column a sampler's statistics may fill: SVPG's and boundary ADR's, and those each registered sampler's
+    record declares (a plug-in's own)."""
+    from .samplers import sampler_records
+
+    declared = [c for record in sampler_records() for c in record.metric_columns if c not in SAMPLER_COLUMNS]
+    return SAMPLER_COLUMNS + tuple(dict.fromkeys(declared))
+
+
 def own_columns(metrics: dict[str, float], columns: tuple[str, ...]) -> dict[str, float]:
     """Only the producer's own, finite values."""
     return {k: float(v) for k, v in metrics.items() if k in columns and math.isfinite(v)}
@@ -159,7 +168,7 @@ class IterationResult:
 
     def metrics(self) -> dict[str, Any]:
         """The iteration's metrics.csv row (less the trainer's counters). The sampler's and the discriminator's
-        statistics fill only their own columns (``SAMPLER_COLUMNS``, ``DISCRIMINATOR_COLUMNS``): a statistics
+        statistics fill only their own columns (``sampler_columns()``, ``DISCRIMINATOR_COLUMNS``): a statistics
         message of the graph cannot rename or overwrite another field."""
         rand, ref = self.randomized, self.reference
         rewards = self.rewards if self.rewards is not None else np.array([])
@@ -177,7 +186,7 @@ class IterationResult:
             "reference_final_distance_mean": _mean([t.final_distance for t in ref]),
             "sampler_reward_mean": float(rewards.mean()) if rewards.size else nan,
             "sampler_reward_std": float(rewards.std()) if rewards.size else nan,
-            "n_updates": self.n_updates, **self.agent_losses, **own_columns(self.sampler_metrics, SAMPLER_COLUMNS),
+            "n_updates": self.n_updates, **self.agent_losses, **own_columns(self.sampler_metrics, sampler_columns()),
             **own_columns(self.discriminator_metrics, DISCRIMINATOR_COLUMNS), **self.timings,
         }
 

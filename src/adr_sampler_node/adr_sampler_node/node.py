@@ -22,7 +22,7 @@ from rclpy.node import Node
 from adr_core.base.seeding import component_seed
 from adr_core.iteration import propose, update_sampler
 from adr_core.report.sampling_stats import mean_pairwise_distance
-from adr_core.samplers import Sampler, SamplerError
+from adr_core.samplers import Sampler, SamplerError, sampler_record
 from adr_interfaces.msg import ParameterSet, ParticleRewards, SampleHistogram, SamplerState
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
 from adr_ros import parameter_sets, qos, run_ids, topics
@@ -68,7 +68,8 @@ class SamplerNode(Node):
         self.proposals_pub = self.create_publisher(ParameterSet, topics.PROPOSALS, qos.RELIABLE_HISTORY)
         self.state_pub = self.create_publisher(SamplerState, topics.SAMPLER_STATE, qos.LATCHED)
         self.histogram_pub = self.create_publisher(SampleHistogram, topics.SAMPLE_HISTOGRAM, qos.LATCHED)
-        self.metrics = MetricPublisher(self, METRICS)
+        own = tuple(c for c in sampler_record(cfg.sampler).metric_columns if c not in METRICS)  # a plug-in's too
+        self.metrics = MetricPublisher(self, METRICS + own)
         self.diagnostics = NodeDiagnostics(self)
         self.create_service(ProposeParameters, topics.PROPOSE_SERVICE, self.on_propose)
         self.create_service(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT, self.on_save_checkpoint)

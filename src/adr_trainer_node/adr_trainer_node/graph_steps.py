@@ -27,7 +27,7 @@ from rclpy.node import Node
 from adr_core import plausibility
 from adr_core.agents import OffPolicyAgent
 from adr_core.base.checkpoint import CheckpointError
-from adr_core.iteration import DISCRIMINATOR_COLUMNS, SAMPLER_COLUMNS, Proposals, outcome_scores
+from adr_core.iteration import DISCRIMINATOR_COLUMNS, Proposals, outcome_scores, sampler_columns
 from adr_core.randomization import RandomizationSpace
 from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.run_spec import RunSpec
@@ -145,7 +145,7 @@ class GraphSteps:
             return
         values = from_field(msg.metric_values, np.float64)
         refusal = self._statistics_refusal(msg.run_id, int(msg.iteration), msg.metric_names, values,
-                                           SAMPLER_COLUMNS)
+                                           sampler_columns())
         if refusal is not None:
             self.diagnostics.reject("sampler_state", f"sampler state of iteration {msg.iteration}: {refusal}")
             return

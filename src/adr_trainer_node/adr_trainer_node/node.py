@@ -37,7 +37,7 @@ from adr_core.training.config import ConfigError
 from adr_core.training.driver import Hook
 from adr_core.training.hooks import EarlyStopHook, EvaluationHook, RunLogHook, open_run_log
 from adr_core.training.remote import RemoteRun, StopRequested
-from adr_core.training.trainer import METRIC_COLUMNS, early_stop, periodic_evaluation, resolve_device
+from adr_core.training.trainer import early_stop, periodic_evaluation, resolve_device, run_metric_columns
 from adr_ros.checkpoints import checkpoint_dir, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
@@ -127,7 +127,7 @@ class TrainerNode(Node):
     def train(self) -> None:
         """Run iterations until the budget or Ctrl-C; always ends with a checkpoint of the last completed one."""
         run = self.run
-        log = open_run_log(self.config, self.run_dir, METRIC_COLUMNS, self.space.names, run.iteration)
+        log = open_run_log(self.config, self.run_dir, run_metric_columns(self.config), self.space.names, run.iteration)
         evaluation = periodic_evaluation(self.config, self.run_dir, run.iteration)
         stop = early_stop(self.config, self.run_dir, self.agent.transitions_seen)
         hooks: list[Hook] = []

@@ -36,7 +36,8 @@ KNOWN_METRICS = ("return_mean", "reference_return_mean", "solved_fraction", "cri
                  "entropy_alpha", "policy_entropy", "updates_per_s", "agent_steps", "iteration_s",
                  "discriminator_loss", "sampler_reward_mean", "d_randomized", "d_reference", "sampler_spread",
                  "svpg_bandwidth", "episode_return", "reference_return", "sim_steps_per_s",
-                 "boundary_low_mean", "boundary_high_mean", "boundary_width_mean")
+                 "boundary_low_mean", "boundary_high_mean", "boundary_width_mean",
+                 "learnability_score_mean", "learnability_success_mean", "alp_mean", "alp_gmm_components")
 
 
 def _read_only(description: str) -> ParameterDescriptor:

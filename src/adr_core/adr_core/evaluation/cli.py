@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import allow_env_modules, at_least, env_modules_option, existing_path, output_dir, writable_dir
+from ..cli_types import at_least, env_modules_option, existing_path, output_dir, writable_dir
+from ..envs import allow_env_modules
 from ..randomization import RandomizationError
 from .grids import DEFAULT_POINTS, default_settings, sweep_grid
 from .options import common_options, grid_kind
@@ -55,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 def evaluate_main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    allow_env_modules(args)
+    allow_env_modules(args.env_modules)
     try:
         started = time.perf_counter()
         policy = load_policy(args.run)

@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import allow_env_modules, at_least, env_modules_option, non_negative_number, output_dir, seed, text
+from ..cli_types import at_least, env_modules_option, non_negative_number, output_dir, seed, text
+from ..envs import allow_env_modules
 from ..randomization import RandomizationError, space_of
 from ..training.cli import config_from_args, resolve_experiment
 from ..training.config import ConfigError, TrainConfig
@@ -66,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    allow_env_modules(args)
+    allow_env_modules(args.env_modules)
     try:
         if args.iterations < 1:
             raise ConfigError(f"--iterations must be >= 1, got {args.iterations}")

@@ -6,7 +6,8 @@ import sys
 from collections.abc import Sequence
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import allow_env_modules, at_least, env_modules_option, existing_dir, output_dir, seed
+from ..cli_types import at_least, env_modules_option, existing_dir, output_dir, seed
+from ..envs import allow_env_modules
 from ..evaluation.options import common_options, grid_kind
 from ..randomization import RandomizationError
 from .build import ReportOptions, build_report
@@ -33,7 +34,7 @@ folders holding run directories (e.g. runs/). Runs are grouped by environment, t
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    allow_env_modules(args)
+    allow_env_modules(args.env_modules)
     return run(args)
 
 

@@ -17,12 +17,23 @@ from ..evaluation.early_stop import EARLY_STOP_FILE
 from ..evaluation.periodic import EVALUATION_FILE
 from ..evaluation.policies import CHECKPOINTS
 from ..randomization import RandomizationError, RandomizationSpace, space_of
-from ..samplers import METHOD_LABELS as LABELS
-from ..samplers import SAMPLER_KINDS, method_of
+from ..samplers import SamplerError, sampler_record, sampler_records
 
 CONFIG, METRICS, SAMPLES = "config.yaml", "metrics.csv", "sampled_parameters.csv"
-METHOD_LABELS = {kind: LABELS[method_of(kind)] for kind in SAMPLER_KINDS}  # sampler kind -> method label
-METHOD_ORDER = tuple(LABELS[m] for m in ("adr", "udr", "oracle", "baseline", "boundary_adr"))
+PAPER_ORDER = ("adr", "udr", "fixed", "baseline")  # the paper's methods first, then the others as registered
+
+
+def method_label(sampler: str) -> str:
+    """A sampler kind's label in figures and tables (its record's; an unknown kind is shown as it is)."""
+    try:
+        return sampler_record(sampler).label
+    except SamplerError:
+        return sampler
+
+
+def method_order() -> tuple[str, ...]:
+    kinds = [*PAPER_ORDER, *(r.kind for r in sampler_records() if r.kind not in PAPER_ORDER)]
+    return tuple(method_label(kind) for kind in kinds)
 
 
 class RunDataError(ValueError):
@@ -83,7 +94,7 @@ class RunData:
         """ADR, UDR, baseline, oracle (the 'fixed' sampler on the 'hard' range), or 'fixed (<range>)'."""
         if self.sampler == "fixed" and self.config.get("fixed_range", "hard") != "hard":
             return f"fixed ({self.config['fixed_range']})"
-        return METHOD_LABELS.get(self.sampler, self.sampler)
+        return method_label(self.sampler)
 
     @property
     def label(self) -> str:
@@ -160,4 +171,5 @@ def find_runs(paths: list[str | Path]) -> list[Path]:
 
 
 def method_sort_key(method: str) -> tuple[int, str]:
-    return (METHOD_ORDER.index(method) if method in METHOD_ORDER else len(METHOD_ORDER), method)
+    order = method_order()
+    return (order.index(method) if method in order else len(order), method)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..agents.config import AgentConfig
 from ..base.fields import option
 from ..discriminator import DiscriminatorConfig
-from ..samplers import SAMPLER_KINDS, Sampler
+from ..samplers import Sampler, SamplerError, build_options, import_sampler_modules, sampler_record
 from ..samplers.boundary import BoundaryConfig
 from ..samplers.svpg import SVPGConfig
 from ..yaml_files import read_yaml_mapping, write_yaml
@@ -53,9 +53,19 @@ class TrainConfig:
                                      "of its optional ones (docs/environments.md).")
     sampler: str = option("adr", "Where environment parameters come from: 'adr' (SVPG particles + discriminator "
                                  "reward), 'udr' (uniform over the training range), 'baseline' (reference only), "
-                                 "'fixed' (uniform over the named range `fixed_range`, the paper's oracle), "
-                                 "'boundary_adr' (OpenAI 2019's per-dimension ranges that grow where the policy "
-                                 "succeeds at their edge, keys boundary.*; beyond the paper).")
+                                 "'fixed' (uniform over the named range `fixed_range`, the paper's oracle); beyond the "
+                                 "paper: 'boundary_adr' (OpenAI 2019's per-dimension ranges that grow where the policy "
+                                 "succeeds at their edge, keys boundary.*), 'learnability' (p(1-p) of the success rate "
+                                 "nearby, Rutherford et al. 2024), 'alp_gmm' (Gaussian mixtures over absolute learning "
+                                 "progress, Portelas et al. 2019), or one a module of sampler_modules registers "
+                                 "(docs/algorithm.md, 'Samplers').")
+    sampler_modules: tuple[str, ...] = option((), "Modules to import before `sampler` is looked up, in every process "
+                                                  "of the run: they register samplers of their own "
+                                                  "(adr_core.samplers.register_sampler).")
+    sampler_options: dict[str, Any] = option({}, "Options of samplers that have their own keys (learnability, "
+                                                  "alp_gmm, plug-ins), as a mapping: e.g. {uniform_share: 0.3}; "
+                                                  "unknown keys and bad values are refused. The paper's ADR reads "
+                                                  "svpg.*, boundary_adr boundary.*.")
     fixed_range: str = option("hard", "Named range of the space used by sampler 'fixed' (LunarLander 'hard' = "
                                       "main engine strength [8, 11], the paper's oracle).")
     seed: int = option(0, "Run seed; agent, sampler, discriminator and every rollout derive their randomness from it.")
@@ -167,8 +177,19 @@ class TrainConfig:
                               f"observation names goal, achieved goal and effector); {self.env_id} has none")
         if self.agent.shaping_weight and self.goal_layout is not None and self.goal_layout.effector is None:
             raise ConfigError(f"agent.shaping_weight needs an effector in {self.env_id}'s goal layout")
-        if self.sampler not in SAMPLER_KINDS:
-            raise ConfigError(f"sampler must be one of {SAMPLER_KINDS}, got {self.sampler!r}")
+        self.sampler_modules = tuple(self.sampler_modules)
+        if not isinstance(self.sampler_options, Mapping):
+            raise ConfigError(f"sampler_options must be a mapping of the sampler's keys, got {self.sampler_options!r}")
+        try:
+            import_sampler_modules(self.sampler_modules)
+            record = sampler_record(self.sampler)
+            if record.config_section is None:
+                build_options(record, self.sampler_options)
+            elif self.sampler_options:
+                raise SamplerError(f"sampler_options: sampler {self.sampler!r} reads its keys from "
+                                   f"{record.config_section}.*, not sampler_options")
+        except SamplerError as error:
+            raise ConfigError(f"sampler: {error}" if "unknown sampler" in str(error) else str(error)) from None
         if self.device not in ("cpu", "cuda", "auto") and not self.device.startswith("cuda:"):
             raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'auto', got {self.device!r}")
         if not 0 <= self.seed < 2**31:
@@ -258,7 +279,9 @@ class TrainConfig:
         seed, ``component_seed(run seed, "sampler")`` in every runner)."""
         from ..samplers import make_sampler
 
-        return make_sampler(self.sampler, space, self.resolved_svpg(), seed, self.fixed_range, self.boundary)
+        record = sampler_record(self.sampler)
+        options = None if record.config_section else build_options(record, self.sampler_options)
+        return make_sampler(self.sampler, space, self.resolved_svpg(), seed, self.fixed_range, self.boundary, options)
 
     # ---------------------------------------------------------------- (de)serialization
     def to_dict(self) -> dict[str, Any]:
@@ -292,7 +315,7 @@ class TrainConfig:
                 if not isinstance(node.get(key), dict):
                     raise ConfigError(f"unknown config key {dotted!r}")
                 node = node[key]
-            if keys[-1] not in node:
+            if keys[-1] not in node and keys[:-1] != ["sampler_options"]:  # a sampler's own keys: its options
                 raise ConfigError(f"unknown config key {dotted!r}")
             node[keys[-1]] = value
         return TrainConfig.from_dict(data)

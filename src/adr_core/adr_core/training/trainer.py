@@ -17,7 +17,8 @@ from .. import run_dir
 from ..agents import ActorPolicy, OffPolicyAgent, make_agent
 from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
 
-__all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "early_stop", "periodic_evaluation", "resolve_device"]
+__all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "early_stop", "periodic_evaluation", "resolve_device",
+           "run_metric_columns"]
 from ..base.checkpoint import (
     CheckpointError,
     CheckpointSchedule,
@@ -53,6 +54,15 @@ METRIC_COLUMNS = (
     "time_rollouts_s", "time_agent_s", "time_sampler_s", "time_discriminator_s", "time_iteration_s",
     "time_transport_s",  # graph runs: summed publish -> receive time of the iteration's randomized trajectories
 )
+
+
+def run_metric_columns(config: TrainConfig) -> tuple[str, ...]:
+    """metrics.csv's columns for this run: the shared ones, then those of its sampler's record not among them (a
+    plug-in sampler's statistics)."""
+    from ..samplers import sampler_record
+
+    own = tuple(c for c in sampler_record(config.sampler).metric_columns if c not in METRIC_COLUMNS)
+    return METRIC_COLUMNS + own
 
 
 def resolve_device(name: str) -> torch.device:
@@ -157,7 +167,7 @@ class Trainer(AgentRun):
         if stop is not None:
             hooks.append(EarlyStopHook(stop))
         if self.out_dir is not None:
-            log = open_run_log(cfg, self.out_dir, METRIC_COLUMNS, self.space.names, self.iteration)
+            log = open_run_log(cfg, self.out_dir, run_metric_columns(cfg), self.space.names, self.iteration)
             hooks += [RunLogHook(log),
                       CheckpointHook(lambda name: self._save_named(name), self.schedule, LATEST,
                                      cfg.keep_checkpoint_every, run_dir.snapshot_file)]
