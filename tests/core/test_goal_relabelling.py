@@ -107,6 +107,17 @@ def test_shaping_with_an_effector_height_measures_the_gap_in_3d():
     assert shaped[0] == pytest.approx(-1.0 - (-0.5))  # phi(s') = -1 (height gap), phi(s) = -0.5 (plane gap)
 
 
+def test_shaping_behind_the_object_pulls_the_effector_to_the_push_point():
+    layout = GoalLayout(goal=(4, 6), achieved=(0, 2), effector=(2, 4), push_offset=0.1)
+    # puck at the origin, goal at (1, 0): the push point is (-0.1, 0), behind the puck seen from the goal
+    at_push_point = np.array([[0.0, 0.0, -0.1, 0.0, 1.0, 0.0, 0.0]], np.float32)
+    in_front = np.array([[0.0, 0.0, 0.1, 0.0, 1.0, 0.0, 0.0]], np.float32)
+    gain = shaped_rewards(np.zeros(1), in_front, at_push_point, layout, weight=1.0, gamma=1.0, target="behind")
+    assert gain[0] == pytest.approx(0.2, abs=1e-6)  # phi(s') = 0, phi(s) = -0.2
+    plain = shaped_rewards(np.zeros(1), in_front, at_push_point, layout, weight=1.0, gamma=1.0, target="object")
+    assert plain[0] == pytest.approx(0.0, abs=1e-6)  # both 0.1 from the puck itself
+
+
 def _trajectory(env_id: str, seed: int) -> Trajectory:
     env = make_env(env_id)
     space = env.unwrapped.randomization_space

@@ -119,7 +119,7 @@ class OffPolicyAgent(ABC):
         if config.shaping_weight:
             assert self.goal_layout is not None  # checked in __init__
             rewards = shaped_rewards(rewards, trajectory.obs, trajectory.next_obs, self.goal_layout,
-                                     config.shaping_weight, config.gamma)
+                                     config.shaping_weight, config.gamma, config.shaping_target)
         returns, next_obs, discounts = nstep_transitions(rewards, trajectory.next_obs, trajectory.terminated,
                                                          config.gamma, config.n_step)
         self.replay.add(trajectory.obs[:count], trajectory.actions[:count], returns[:count], next_obs[:count],

@@ -45,6 +45,10 @@ class AgentConfig:
                                         "learns from r + gamma*phi(s') - phi(s), phi = -weight * ||tip - puck|| (the "
                                         "env's effector to what it moves); the optimal policy is unchanged, reported "
                                         "returns are the env's. 0 = off. Envs whose goal layout names an effector.")
+    shaping_target: Literal["object", "behind"] = option(
+        "object", "Where potential shaping pulls the effector: 'object' (to what it moves: the puck) or 'behind' (to "
+                  "the point behind the puck on the line from the goal through it, where a push moves it toward the "
+                  "goal; the env's goal layout says how far behind).")
     td3_policy_noise: float = option(0.2, "TD3 only: std of the target policy smoothing noise.")
     td3_noise_clip: float = option(0.5, "TD3 only: clip of the target policy smoothing noise.")
     td3_policy_delay: int = option(2, "TD3 only: critic steps per actor (and target) update.")
@@ -77,6 +81,8 @@ class AgentConfig:
         if not 0 <= self.her_future <= 16:
             raise ValueError(f"agent.her_future must be in [0, 16] relabelled copies per transition, got "
                              f"{self.her_future}")
+        if self.shaping_target not in ("object", "behind"):
+            raise ValueError(f"agent.shaping_target must be 'object' or 'behind', got {self.shaping_target!r}")
         if not (math.isfinite(self.shaping_weight) and self.shaping_weight >= 0):
             raise ValueError(f"agent.shaping_weight must be a finite number >= 0, got {self.shaping_weight}")
         if self.n_step < 1:

@@ -42,8 +42,10 @@ def _span(array: np.ndarray, span: tuple[int, int]) -> np.ndarray:
 
 
 def shaped_rewards(rewards: np.ndarray, obs: np.ndarray, next_obs: np.ndarray, layout: GoalLayout, weight: float,
-                   gamma: float) -> np.ndarray:
-    """``r + gamma * phi(s') - phi(s)`` with ``phi = -weight * ||effector - achieved||`` (float64, (T,))."""
+                   gamma: float, target: str = "object") -> np.ndarray:
+    """``r + gamma * phi(s') - phi(s)`` with ``phi = -weight * ||effector - target||`` (float64, (T,)); ``target``
+    'object': the achieved point (the puck), 'behind': the point ``layout.push_offset`` behind it on the line from the
+    goal (where a push moves the puck toward the goal)."""
     if layout.effector is None:
         raise ValueError("potential shaping needs the layout's effector")
 
@@ -52,7 +54,12 @@ def shaped_rewards(rewards: np.ndarray, obs: np.ndarray, next_obs: np.ndarray, l
     height = layout.effector_height
 
     def potential(o: np.ndarray) -> np.ndarray:
-        gap = _span(o, effector).astype(np.float64) - _span(o, layout.achieved)
+        aim = _span(o, layout.achieved).astype(np.float64)
+        if target == "behind":
+            away = aim - _span(o, layout.goal)  # from the goal through the puck
+            length = np.linalg.norm(away, axis=-1, keepdims=True)
+            aim = aim + layout.push_offset * away / np.maximum(length, 1e-9)
+        gap = _span(o, effector).astype(np.float64) - aim
         if height is not None:
             gap = np.concatenate([gap, o[..., height[0]:height[0] + 1].astype(np.float64) - height[1]], axis=-1)
         distance: np.ndarray = np.linalg.norm(gap, axis=-1)

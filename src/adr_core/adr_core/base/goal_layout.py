@@ -23,6 +23,9 @@ class GoalLayout:
     # the effector's height and the height it works at (obs index, metres), when the task lies in a plane the
     # effector must come down to: shaping then measures the 3-D gap to the achieved point at that height
     effector_height: tuple[int, float] | None = None
+    # how far behind the achieved point, on the line from the goal through it, the effector should be to push it
+    # there (the puck's radius plus the tip's): shaping with ``agent.shaping_target: behind`` pulls it to that point
+    push_offset: float = 0.0
 
     def __post_init__(self) -> None:
         spans = {"goal": self.goal, "achieved": self.achieved, "effector": self.effector}
@@ -34,6 +37,8 @@ class GoalLayout:
                 raise ValueError(f"goal layout: {name} must be obs[start:stop] with 0 <= start < stop, got {span}")
         if self.effector_height is not None and (self.effector is None or self.effector_height[0] < 0):
             raise ValueError("goal layout: effector_height needs an effector and a non-negative obs index")
+        if not 0.0 <= self.push_offset < 1.0:
+            raise ValueError(f"goal layout: push_offset must be in [0, 1), got {self.push_offset}")
         width = self.goal[1] - self.goal[0]
         for name in ("achieved", "effector"):
             span = spans[name]

@@ -35,14 +35,16 @@ PAPER_ENVS: tuple[EnvRecord, ...] = (
               reward_threshold=200.0, probe_controller="adr_core.probe.controllers:lunar_lander_heuristic"),
     EnvRecord("adr/Pusher3DOF-v0", "adr_core.envs.pusher3dof:Pusher3DOFEnv", 100,
               SolvedCriterion("final_distance", 0.25, False), paper_particles=15, reward_bound_per_step=100.0,
-              goal_layout=GoalLayout(goal=(12, 14), achieved=(3, 5), effector=(10, 12))),  # goal, puck, tip xy
+              goal_layout=GoalLayout(goal=(12, 14), achieved=(3, 5), effector=(10, 12),  # goal, puck, tip xy
+                                     push_offset=0.075)),  # puck radius 0.05 + tip site 0.025
     EnvRecord("adr/ErgoReacher-v0", "adr_core.envs.ergo_reacher:ErgoReacherEnv", 100, _ERGO_SOLVED,
               paper_particles=15, reward_bound_per_step=100.0,
               probe_controller="adr_core.probe.controllers:ergo_reacher_controller"),
     EnvRecord("adr/ErgoPusher-v0", "adr_core.envs.ergo_pusher:ErgoPusherEnv", 100, _ERGO_SOLVED,
               paper_particles=15, reward_bound_per_step=100.0,
               goal_layout=GoalLayout(goal=(15, 17), achieved=(11, 13), effector=(8, 10),  # goal, puck, tip xy
-                                     effector_height=(10, 0.011))),  # tip z, the puck's centre height
+                                     effector_height=(10, 0.011),  # tip z, the puck's centre height
+                                     push_offset=0.03)),  # puck radius 0.02 + ~1 cm of tip
 )
 for _record in PAPER_ENVS:
     register_env(_record)
