@@ -170,3 +170,23 @@ def test_a_sampler_registered_outside_adr_core_trains_and_resumes(tmp_path: Path
     points = [float(r["u_main_engine_power"]) for r in csv.DictReader((tmp_path / "whole" /
                                                                         "sampled_parameters.csv").open())]
     assert np.mean(np.abs(np.array(points) - 0.2) < 0.25) > 0.9  # near its corner: the plug-in ran
+
+
+def test_the_probe_knows_the_learnable_region_of_a_failure_map() -> None:
+    """Sweep points solved 20-80 % of the time form the learnable region (issue 44's focus rule), those below half the
+    failure region, each as the cells around its points."""
+    from adr_core.evaluation.points import PointOutcomes
+    from adr_core.probe.failure import FailureMap, failure_region, learnable_region
+
+    u = np.linspace(0, 1, 11)
+    solved_rate = success_probability(u)  # 1 up to 0.3, falling to 0 at 0.7
+    episodes = 10
+    solved = (np.arange(episodes)[None, :] < np.round(solved_rate * episodes)[:, None]).astype(float)
+    outcomes = PointOutcomes(returns=solved[:, None, :], final_distance=np.zeros((11, 1, episodes)),
+                             solved=solved[:, None, :], lengths=np.ones((11, 1, episodes)))
+    failure_map = FailureMap(SPACE, u[:, None], np.zeros(11, dtype=int), outcomes)
+    learnable = learnable_region(failure_map)
+    assert learnable.contains(np.array([[0.4], [0.5], [0.6]])).all()
+    assert not learnable.contains(np.array([[0.1], [0.9]])).any()
+    assert 0.2 < learnable.uniform_share < 0.45
+    assert failure_region(failure_map).contains(np.array([[0.6], [0.9]])).all()

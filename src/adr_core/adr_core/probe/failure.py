@@ -21,6 +21,7 @@ from ..evaluation.points import PointOutcomes, PointsRequest, evaluate_points
 from ..randomization import RandomizationSpace
 
 FAILING_BELOW = 0.5  # solved fraction under which a sweep point fails
+LEARNABLE = (0.2, 0.8)  # solved fraction a sweep point of the learnable region has (issue 44's focus rule)
 
 
 @dataclass(frozen=True)
@@ -112,13 +113,25 @@ def sweep_training_range(spec: PolicySpec, space: RandomizationSpace, points: in
 
 
 def failure_region(failure_map: FailureMap, failing_below: float = FAILING_BELOW) -> FailureRegion:
+    """The region of the sweep points the policy solves fewer than half of the episodes of."""
+    return band_region(failure_map, lambda solved: solved < failing_below)
+
+
+def learnable_region(failure_map: FailureMap, band: tuple[float, float] = LEARNABLE) -> FailureRegion:
+    """The region of the sweep points the policy solves 20-80 % of the episodes of: where it sometimes succeeds."""
+    return band_region(failure_map, lambda solved: (solved >= band[0]) & (solved <= band[1]))
+
+
+def band_region(failure_map: FailureMap, selects: Any) -> FailureRegion:
+    """The cells (half-way to their neighbours) of the sweep points whose solved fraction ``selects(solved)`` picks,
+    per dimension (the module doc's construction)."""
     space, solved = failure_map.space, failure_map.solved_fraction()
     intervals = []
     for d in range(space.ndim):
         idx = np.flatnonzero(failure_map.swept == d)
         u = failure_map.normalized[idx, d]
         order = np.argsort(u)
-        u, failing = u[order], solved[idx][order] < failing_below
+        u, failing = u[order], np.asarray(selects(solved[idx][order]), dtype=bool)
         edges = np.concatenate([[0.0], (u[1:] + u[:-1]) / 2.0, [1.0]])  # cell i = [edges[i], edges[i + 1]]
         spans: list[tuple[float, float]] = []
         for i in np.flatnonzero(failing):

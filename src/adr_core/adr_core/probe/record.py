@@ -23,12 +23,12 @@ import yaml
 from ..iteration import IterationResult
 from ..randomization import RandomizationSpace
 from ..training.config import TrainConfig
-from .failure import FailureMap, FailureRegion
+from .failure import LEARNABLE, FailureMap, FailureRegion, learnable_region
 from .focus import focus_statistics
 
 ITERATION_COLUMNS = ("iteration", "share_in_failure_region", "reward_mean", "reward_std", "d_randomized",
                      "d_reference", "discriminator_loss", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std",
-                     "return_mean", "solved_fraction", "time_iteration_s")
+                     "return_mean", "solved_fraction", "time_iteration_s", "share_in_learnable_region")
 
 
 def _num(value: Any) -> str:
@@ -43,11 +43,14 @@ class ProbeRecorder:
         (self.out_dir / "probe_config.yaml").write_text(
             yaml.safe_dump({"config": config.to_dict(), "probe": options}, sort_keys=False))
         self.region: FailureRegion | None = None
+        self.learnable: FailureRegion | None = None
         self.shares: list[float] = []
+        self.learnable_shares: list[float] = []
         self._files: dict[str, tuple[Any, Any]] = {}
 
     def write_failure_map(self, failure_map: FailureMap, region: FailureRegion) -> None:
         self.region = region
+        self.learnable = learnable_region(failure_map)
         with (self.out_dir / "failure_map.csv").open("w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["dimension", "u", "value", "solved_fraction", "return_mean", "final_distance_mean"])
@@ -67,6 +70,9 @@ class ProbeRecorder:
         inside = self.region.contains(step.proposals)
         share = float(inside.mean())
         self.shares.append(share)
+        assert self.learnable is not None
+        learnable = self.learnable.contains(step.proposals)
+        self.learnable_shares.append(float(learnable.mean()))
         rewards = step.rewards if step.rewards is not None else np.full(len(step.proposals), np.nan)
         _, proposals = self._files["proposals"]
         for trajectory in sorted(step.randomized, key=lambda t: t.slot):
@@ -74,10 +80,11 @@ class ProbeRecorder:
             proposals.writerow([step.iteration, slot, *(_num(v) for v in step.proposals[slot]),
                                 *(_num(v) for v in step.parameters[slot]), _num(rewards[slot]),
                                 _num(trajectory.episode_return), int(trajectory.solved), trajectory.length,
-                                int(inside[slot])])
+                                int(inside[slot]), int(learnable[slot])])
         m = step.metrics()
         _, iterations = self._files["iterations"]
-        iterations.writerow([step.iteration, share, *(_num(m.get(k, float("nan"))) for k in ITERATION_COLUMNS[2:])])
+        iterations.writerow([step.iteration, share, *(_num(m.get(k, float("nan"))) for k in ITERATION_COLUMNS[2:-1]),
+                             _num(self.learnable_shares[-1])])
         for handle, _ in self._files.values():
             handle.flush()
         return share
@@ -90,9 +97,14 @@ class ProbeRecorder:
             handle.close()
         self._files = {}
         assert self.region is not None
+        assert self.learnable is not None
         focus = {**focus_statistics(self.shares, self.region.uniform_share), "region": self.region.to_dict(),
                  "region_described": self.region.describe(self.space), "probe_seconds": seconds, "seed": seed,
-                 "sampler": self.config.sampler}
+                 "sampler": self.config.sampler,
+                 # issue 44: the same statistics for the region the policy solves 20-80 % of (where it can learn)
+                 "learnable": {**focus_statistics(self.learnable_shares, self.learnable.uniform_share),
+                               "band": list(LEARNABLE), "region": self.learnable.to_dict(),
+                               "region_described": self.learnable.describe(self.space)}}
         (self.out_dir / "focus.json").write_text(json.dumps(focus, indent=1))
         if self.shares:
             (self.out_dir / "top_proposals.json").write_text(
@@ -103,7 +115,7 @@ class ProbeRecorder:
     def _open(self) -> None:
         names = self.space.names
         columns = {"proposals": ["iteration", "slot", *(f"u_{n}" for n in names), *names, "reward",
-                                 "episode_return", "solved", "length", "in_failure_region"],
+                                 "episode_return", "solved", "length", "in_failure_region", "in_learnable_region"],
                    "iterations": list(ITERATION_COLUMNS)}
         for name, header in columns.items():
             handle = (self.out_dir / f"{name}.csv").open("w", newline="")
