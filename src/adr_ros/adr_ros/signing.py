@@ -1,0 +1,163 @@
+"""Messages of a run signed with the run's key: HMAC-SHA256 over the message's bytes, its type, the run id, the
+sender and a sequence (issue 47; the scheme Jupyter uses on its message bus, standard library only).
+
+Every message, service request/response and action goal/result/feedback of the ADR graph carries an
+``adr_interfaces/Signature`` field ``signature``: ``sender`` (the signing node), ``sequence`` (strictly increasing per
+sender: the sender's clock in nanoseconds, or one more than its last) and ``mac``. The MAC covers the message's CDR
+bytes with ``mac`` zeroed (``rclpy.serialization``), so every field, the signature's sender and sequence included, is
+covered. A receiver drops, before any other processing, a message that is unsigned, signed with another key or for
+another run, or whose sequence is not above the last one it accepted from that sender on that channel (a replay), and
+counts and logs the first of each kind (``Verifier``).
+
+The key: 32 random bytes, hex in a file readable by the user only (``create_key_file``), beside the run
+(``<run_dir>/run.key``: the launcher creates it, a resumed run reuses it); never on the wire. A worker host gets it
+by a copy (docs/node_graph.md, "Signed messages"). What it does not protect: anyone who can read the key file (the
+same user, root, a host it was copied to) signs as well as the nodes do.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+KEY_BYTES = 32
+KEY_FILE = "run.key"
+ZERO_MAC = bytes(32)
+REASONS = ("unsigned", "bad_signature", "replayed")
+
+
+class KeyError_(ValueError):  # noqa: N801 - KeyError is a builtin with other semantics
+    """A key file that cannot be used; the message says which and why."""
+
+
+def create_key_file(path: str | Path) -> Path:
+    """A new random key in ``path`` (mode 0600), unless a usable one is there already (a resumed run keeps its key)."""
+    path = Path(path)
+    if path.exists():
+        read_key(path)  # refuse a corrupt one rather than replace it silently
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(secrets.token_hex(KEY_BYTES) + "\n")
+    return path
+
+
+def read_key(path: str | Path) -> bytes:
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+        text = path.read_text().strip()
+    except OSError as error:
+        raise KeyError_(f"key file {path}: {error.strerror or error}") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise KeyError_(f"key file {path} is readable by others (mode {stat.S_IMODE(mode):o}); chmod 600 it")
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        raise KeyError_(f"key file {path} does not hold a hex key") from None
+    if len(key) != KEY_BYTES:
+        raise KeyError_(f"key file {path} holds {len(key)} bytes, not {KEY_BYTES}")
+    return key
+
+
+def _serialize(message: Any) -> bytes:
+    from rclpy.serialization import serialize_message
+
+    return bytes(serialize_message(message))
+
+
+def _type_name(message: Any) -> bytes:
+    cls = type(message)
+    return f"{cls.__module__}.{cls.__qualname__}".encode()
+
+
+class Signer:
+    """Signs this node's messages for ``run_id`` as ``sender``."""
+
+    def __init__(self, key: bytes, run_id: str, sender: str,
+                 clock: Callable[[], int] = time.time_ns) -> None:
+        self._key, self.run_id, self.sender, self._clock = key, run_id, sender, clock
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def _next_sequence(self) -> int:
+        with self._lock:
+            self._last = max(self._last + 1, self._clock())
+            return self._last
+
+    def mac(self, message: Any) -> bytes:
+        """The MAC of ``message`` as it is (its signature's sender and sequence included, its mac taken as zeros)."""
+        signature = message.signature
+        kept = bytes(signature.mac)
+        signature.mac = ZERO_MAC
+        try:
+            body = _serialize(message)
+        finally:
+            signature.mac = kept
+        digest = hmac.new(self._key, digestmod=hashlib.sha256)
+        for part in (b"adr-signature-1", _type_name(message), self.run_id.encode(), body):
+            digest.update(len(part).to_bytes(8, "little"))
+            digest.update(part)
+        return digest.digest()
+
+    def sign(self, message: Any) -> Any:
+        """Fill ``message.signature`` (sender, the next sequence, the MAC) and return the message."""
+        signature = message.signature
+        signature.sender = self.sender
+        signature.sequence = self._next_sequence()
+        signature.mac = ZERO_MAC
+        signature.mac = self.mac(message)
+        return message
+
+
+class Verifier:
+    """Checks what a node receives on its channels; counts and logs the first drop of each kind per channel."""
+
+    def __init__(self, signer: Signer, log: Callable[[str], None]) -> None:
+        self._signer, self._log = signer, log
+        self._last: dict[tuple[str, str], int] = {}
+        self.dropped: Counter[tuple[str, str]] = Counter()  # (channel, reason) -> count
+        self._lock = threading.Lock()
+
+    def accept(self, message: Any, channel: str) -> bool:
+        """True when ``message`` is signed with the run's key, for this run, and newer than the last one accepted
+        from its sender on ``channel``; otherwise False (counted, the first of each kind logged)."""
+        reason = self.reason(message, channel)
+        if reason is None:
+            return True
+        with self._lock:
+            self.dropped[(channel, reason)] += 1
+            first = self.dropped[(channel, reason)] == 1
+        if first:
+            sender = getattr(getattr(message, "signature", None), "sender", "") or "?"
+            self._log(f"dropped a message on {channel}: {reason} (sender {sender!r}); further ones are counted")
+        return False
+
+    def reason(self, message: Any, channel: str) -> str | None:
+        signature = getattr(message, "signature", None)
+        if signature is None or not signature.sender or bytes(signature.mac) == ZERO_MAC:
+            return "unsigned"
+        if not hmac.compare_digest(bytes(signature.mac), self._signer.mac(message)):
+            return "bad_signature"
+        key = (channel, signature.sender)
+        with self._lock:
+            if signature.sequence <= self._last.get(key, 0):
+                return "replayed"
+            self._last[key] = signature.sequence
+        return None
+
+    def counts(self) -> dict[str, int]:
+        """Drops per reason over every channel (diagnostics, the final log line)."""
+        totals: Counter[str] = Counter()
+        for (_, reason), count in self.dropped.items():
+            totals[reason] += count
+        return dict(totals)
