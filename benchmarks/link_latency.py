@@ -33,6 +33,7 @@ from pathlib import Path
 from graph_harness.graph_runs import COMPARED, finish
 from graph_harness.netns_hosts import can_make_namespaces, hosts
 from graph_harness.ros_processes import isolated_ros_env
+from graph_harness.signing import run_key
 
 RUN_ID = "link-latency-benchmark"
 
@@ -65,7 +66,8 @@ def run_configuration(name: str, delay_ms: float | None, split: bool, args: argp
             graph = head.launch(run_dir, env, args.budget, *extra)
             output = finish(graph, [], timeout=args.timeout)
         else:
-            sims = worker.launch(run_dir, env, args.budget, "role:=sims", *extra)
+            key = run_key(run_dir)  # the head's key; the worker gets it by path (one machine)
+            sims = worker.launch(run_dir, env, args.budget, "role:=sims", f"key_file:={key}", *extra)
             graph = head.launch(run_dir, env, args.budget, "role:=head", *extra)
             try:
                 output = finish(graph, [], timeout=args.timeout)

@@ -201,8 +201,9 @@ def test_adr_evaluate_writes_the_sweep_and_settings(tiny_runs, tmp_path, capsys)
     np.testing.assert_array_equal(saved.outcomes.returns, direct.outcomes.returns)
     with (tmp_path / "settings.csv").open() as handle:
         assert [r["setting"] for r in csv.DictReader(handle)] == ["reference", "hard"]
-    assert evaluate_main([str(tmp_path / "nothing")]) == 2
-    assert "no run directory or checkpoint" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:  # refused by the argument's check, before anything runs
+        evaluate_main([str(tmp_path / "nothing")])
+    assert exit_info.value.code == 2 and "nothing: no such file or folder" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         evaluate_main(["--help"])
     assert exit_info.value.code == 0 and "Generalization sweep" in capsys.readouterr().out

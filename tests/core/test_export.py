@@ -28,5 +28,8 @@ def test_export_writes_a_program_equal_to_the_actor_and_its_spec(tiny_runs, tmp_
 
 
 def test_export_of_something_that_is_not_a_run_is_one_clear_line(tmp_path, capsys):
-    assert main([str(tmp_path / "nowhere"), "--format", "onnx"]) == 2
-    assert capsys.readouterr().err.startswith("adr-export: error: no run directory or checkpoint at")
+    with pytest.raises(SystemExit) as exit_info:  # refused by the argument's check, before anything runs
+        main([str(tmp_path / "nowhere"), "--format", "onnx"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith("usage: adr-export") and "nowhere: no such file or folder" in error

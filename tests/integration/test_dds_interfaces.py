@@ -17,6 +17,7 @@ from adr.graph import GRAPHS
 from adr_interfaces.srv import ProposeParameters
 from adr_ros import topics
 from graph_harness.ros_processes import executable, isolated_ros_env, running
+from graph_harness.signing import key_parameter, run_key, signer
 
 OVERRIDES = "{svpg.num_particles: 2, torch_threads: 1}"
 
@@ -60,8 +61,9 @@ def sampler_env(ros_domain_id: int, dds: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("dds", ["loopback", "all"])
 def test_a_node_reads_nothing_from_off_this_host_by_default(ros_domain_id: int, tmp_path: Path, dds: str) -> None:
+    key = run_key(tmp_path / "run")
     command = [executable("adr_sampler_node", "sampler_node"), "--ros-args", "-p", f"overrides:='{OVERRIDES}'",
-               "-p", f"run_dir:={tmp_path / 'run'}"]
+               "-p", f"run_dir:={tmp_path / 'run'}", *key_parameter(key)]
     env = sampler_env(ros_domain_id, dds)
     assert ("FASTRTPS_DEFAULT_PROFILES_FILE" in env) == (dds == "loopback")
     with probe_node("dds_probe", ros_domain_id) as node, \
@@ -69,7 +71,8 @@ def test_a_node_reads_nothing_from_off_this_host_by_default(ros_domain_id: int, 
         client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
         wait_until(client.service_is_ready, 20.0, "the sampler's propose service")
         # an ordinary ROS process of this host (default transports) still talks to it
-        answer = result_of(client.call_async(ProposeParameters.Request(count=0, iteration=0)), 10.0, "propose")
+        request = signer(key).sign(ProposeParameters.Request(count=0, iteration=0))
+        answer = result_of(client.call_async(request), 10.0, "propose")
         assert answer.success, answer.message
         sockets = udp_sockets(process.pid)
         unread = unread_after_knocking(process.pid)

@@ -30,7 +30,9 @@ from adr_ros import qos, topics, trajectories
 from adr_ros.arrays import from_field, to_field
 from adr_ros.checkpoints import checkpoint_dir, write_manifest
 from adr_ros.run_config import build_config
+from adr_ros.signing import RunSigning
 from graph_harness.ros_processes import executable, isolated_ros_env, running
+from graph_harness.signing import key_parameter, run_key, signer
 
 pytestmark = pytest.mark.integration
 
@@ -89,12 +91,17 @@ class Probe:
     diagnostics: DiagnosticCounters
     save_client: object
     accepted_pub: object
+    key: Path  # the run's key: the probe plays the trainer and the simulators, so it signs what it sends
+    signing: RunSigning
+
+    def publish(self, msg: TrajectoryMsg) -> None:
+        self.trajectories_pub.publish(self.signing.sign(msg))
 
     def accept(self, iteration: int, accepted: list[Trajectory]) -> None:
         """What the trainer says once it accepted an iteration's trajectories: the discriminator scores these."""
-        self.accepted_pub.publish(AcceptedTrajectories(
+        self.accepted_pub.publish(self.signing.sign(AcceptedTrajectories(
             iteration=iteration, kinds=[KIND_CODES[t.kind] for t in accepted], slots=[t.slot for t in accepted],
-            digests=[trajectory_digest(t) for t in accepted]))
+            digests=[trajectory_digest(t) for t in accepted])))
 
     def wait_for_discriminator(self) -> None:
         wait_until(lambda: self.trajectories_pub.get_subscription_count() >= 1
@@ -108,24 +115,26 @@ class Probe:
         return from_field(msg.rewards, np.float64)
 
     def save(self, iteration: int, directory: Path) -> SaveCheckpoint.Response:
-        request = SaveCheckpoint.Request(iteration=iteration, directory=str(directory))
+        request = self.signing.sign(SaveCheckpoint.Request(iteration=iteration, directory=str(directory)))
         return result_of(self.save_client.call_async(request), 10.0, "save_checkpoint")
 
 
 @pytest.fixture(scope="module")
-def probe(ros_domain_id: int) -> Iterator[Probe]:
+def probe(ros_domain_id: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Probe]:
+    key = run_key(tmp_path_factory.mktemp("key"))
     with probe_node("discriminator_test_probe", ros_domain_id) as node:
         rewards: dict[int, ParticleRewards] = {}
         node.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS,
                                  lambda msg: rewards.setdefault(msg.iteration, msg), qos.RELIABLE_STREAM)
         yield Probe(node, node.create_publisher(TrajectoryMsg, topics.TRAJECTORIES, qos.RELIABLE_STREAM), rewards,
                     DiagnosticCounters(node), node.create_client(SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT),
-                    node.create_publisher(AcceptedTrajectories, topics.ACCEPTED_TRAJECTORIES, qos.RELIABLE_HISTORY))
+                    node.create_publisher(AcceptedTrajectories, topics.ACCEPTED_TRAJECTORIES, qos.RELIABLE_HISTORY),
+                    key, signer(key, sender="/trainer_stand_in"))
 
 
-def _command(run_dir: Path, *extra: str) -> list:
+def _command(run_dir: Path, key: Path, *extra: str) -> list:
     return [executable("adr_discriminator_node", "discriminator_node"), "--ros-args",
-            "-p", f"overrides:='{OVERRIDES}'", "-p", f"run_dir:={run_dir}", *extra]
+            "-p", f"overrides:='{OVERRIDES}'", "-p", f"run_dir:={run_dir}", *key_parameter(key), *extra]
 
 
 def _refused(good: Trajectory) -> list[tuple[str, TrajectoryMsg]]:
@@ -155,11 +164,11 @@ def test_rewards_equal_the_in_process_rewarder(expected: Expected, probe: Probe,
                                                 tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     env = isolated_ros_env(ros_domain_id)
-    with running(_command(run_dir), env, tmp_path / "discriminator.log") as process:
+    with running(_command(run_dir, probe.key), env, tmp_path / "discriminator.log") as process:
         probe.wait_for_discriminator()
         refused = _refused(expected.randomized[0][0])
         for _, bad in refused:
-            probe.trajectories_pub.publish(bad)
+            probe.publish(bad)
         # issue 30: well-formed copies the trainer refuses (a policy version it never published, a setting it never
         # dispatched), arriving before the real rollouts: the discriminator scores what the trainer accepted
         real = expected.randomized[0][0]
@@ -168,26 +177,26 @@ def test_rewards_equal_the_in_process_rewarder(expected: Expected, probe: Probe,
         forged_setting = _msg(real)
         forged_setting.parameters.values = to_field(np.array([19.5]), np.float64)
         for forged in (forged_version, forged_setting):
-            probe.trajectories_pub.publish(forged)
+            probe.publish(forged)
         wrong_reference = _msg(expected.reference[0][0])  # a "reference" rollout under another setting
         wrong_reference.parameters.values = to_field(np.array([9.0]), np.float64)
-        probe.trajectories_pub.publish(wrong_reference)
+        probe.publish(wrong_reference)
         probe.accept(1, expected.randomized[1] + expected.reference[1])  # the trainer's word may come first
         late_forgery = _msg(expected.randomized[1][1])
         late_forgery.policy_version = 2**62
-        probe.trajectories_pub.publish(late_forgery)  # after the acceptance of its iteration: refused at once
+        probe.publish(late_forgery)  # after the acceptance of its iteration: refused at once
         # iteration 1 complete before iteration 0: scored only after 0; a duplicate of the first copy is dropped
         arrivals = [t for k in (1, 0) for t in expected.randomized[k] + expected.reference[k]]
         random.Random(1).shuffle(arrivals)
         arrivals.insert(2, arrivals[1])
         for trajectory in arrivals:
-            probe.trajectories_pub.publish(_msg(trajectory))
+            probe.publish(_msg(trajectory))
         wait_until(lambda: probe.diagnostics.count(NODE, "trajectories") >= 10, 10.0, "the trajectories in")
         assert 0 not in probe.rewards  # no iteration is scored before the trainer said which copies count
         probe.accept(0, expected.randomized[0] + expected.reference[0])
         for k in (0, 1):
             np.testing.assert_array_equal(probe.rewards_of(k), expected.rewards[k])  # bit for bit
-        probe.trajectories_pub.publish(_msg(expected.reference[0][1]))  # iteration 0 is done: stale
+        probe.publish(_msg(expected.reference[0][1]))  # iteration 0 is done: stale
 
         counters = Counter(f"rejected_{reason}" for reason, _ in refused)
         counters.update(rejected_duplicate=1, rejected_stale=1, rejected_mismatch=1, rejected_not_accepted=1,
@@ -221,11 +230,11 @@ def test_resume_continues_after_the_manifests_iteration(expected: Expected, prob
     save_checkpoint(checkpoint_dir(run_dir) / "discriminator-000001.pt", make_payload(1, rewarder, CONFIG))
     write_manifest(run_dir, 1, {"discriminator": "discriminator-000001.pt"})
     probe.rewards.pop(2, None)
-    with running(_command(run_dir, "-p", "resume:=true"), isolated_ros_env(ros_domain_id),
+    with running(_command(run_dir, probe.key, "-p", "resume:=true"), isolated_ros_env(ros_domain_id),
                  tmp_path / "discriminator.log"):
         probe.wait_for_discriminator()
         for trajectory in expected.reference[2] + expected.randomized[2]:
-            probe.trajectories_pub.publish(_msg(trajectory))
+            probe.publish(_msg(trajectory))
         probe.accept(2, expected.randomized[2] + expected.reference[2])
         np.testing.assert_array_equal(probe.rewards_of(2), expected.rewards[2])
 
@@ -235,14 +244,41 @@ def test_refuses_to_start_when_it_cannot_serve(ros_domain_id: int, tmp_path: Pat
     checkpoint_dir(corrupt).mkdir(parents=True)
     (checkpoint_dir(corrupt) / "latest.json").write_text("{not json")
     env = isolated_ros_env(ros_domain_id)
+    key = run_key(tmp_path)
     starts = {
         "does not learn from rewards": [executable("adr_discriminator_node", "discriminator_node"), "--ros-args",
-                                        "-p", "overrides:='{sampler: udr}'"],
-        "latest.json is not a checkpoint manifest": _command(corrupt, "-p", "resume:=true"),
-        "nothing to resume": _command(tmp_path / "empty", "-p", "resume:=true"),
+                                        "-p", "overrides:='{sampler: udr}'", *key_parameter(key)],
+        "latest.json is not a checkpoint manifest": _command(corrupt, key, "-p", "resume:=true"),
+        "nothing to resume": _command(tmp_path / "empty", key, "-p", "resume:=true"),
+        "key_file is empty": [executable("adr_discriminator_node", "discriminator_node"), "--ros-args",
+                              "-p", f"overrides:='{OVERRIDES}'"],
     }
     processes = {reason: subprocess.Popen([str(c) for c in command], env=env, stderr=subprocess.PIPE, text=True)
                  for reason, command in starts.items()}
     for reason, process in processes.items():
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 1 and "[fatal]" in stderr and reason in stderr, stderr
+
+
+def test_forged_copies_without_the_key_never_crowd_out_the_real_rollouts(expected: Expected, probe: Probe,
+                                                                         ros_domain_id: int, tmp_path: Path) -> None:
+    """Issue 47: 4 copies of every trajectory of iteration 0, arriving first without the run's key (or with a key
+    of their own), are dropped before they can count toward a slot's copy cap; the real ones are scored."""
+    probe.rewards.pop(0, None)
+    with running(_command(tmp_path / "run", probe.key), isolated_ros_env(ros_domain_id),
+                 tmp_path / "discriminator.log"):
+        probe.wait_for_discriminator()
+        outsider = signer(run_key(tmp_path / "outsider"), sender="/forger")
+        real = expected.randomized[0] + expected.reference[0]
+        for trajectory in real:
+            for copy in range(4):
+                forged = _msg(trajectory)
+                probe.trajectories_pub.publish(forged if copy % 2 else outsider.sign(forged))
+        for trajectory in real:
+            probe.publish(_msg(trajectory))
+        probe.accept(0, real)
+        np.testing.assert_array_equal(probe.rewards_of(0), expected.rewards[0])
+        wait_until(lambda: probe.diagnostics.count(NODE, "dropped_unsigned") == 2 * len(real)
+                   and probe.diagnostics.count(NODE, "dropped_bad_signature") == 2 * len(real), 5.0,
+                   f"the dropped copies counted, have {probe.diagnostics.latest.get(NODE)}")
+        assert probe.diagnostics.count(NODE, "rejected_too_many_copies") == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -18,6 +19,7 @@ import pytest
 
 from graph_harness.graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows
 from graph_harness.netns_hosts import Host, can_make_namespaces, hosts, ip
+from graph_harness.signing import run_key
 
 BUDGET = 1000
 RUN_ID = "multi-host-run"  # run_id:= of the head and both workers (role:=sims needs the head's)
@@ -34,6 +36,12 @@ def network() -> Iterator[dict[str, Host]]:
 
 
 def launch(host: Host, run_dir: Path, ros_env: dict[str, str], *extra: str) -> subprocess.Popen:
+    """The head creates the run's key in its run_dir; a worker gets a copy of it (docs/node_graph.md)."""
+    if "role:=sims" in extra:
+        worker_key = run_dir.parent / f"{run_dir.name}-{host.namespace}.key"
+        if not worker_key.exists():
+            shutil.copy2(run_key(run_dir), worker_key)  # the documented copy (mode 0600 kept)
+        extra = (*extra, f"key_file:={worker_key}")
     return host.launch(run_dir, ros_env, BUDGET, *extra, f"run_id:={RUN_ID}")
 
 

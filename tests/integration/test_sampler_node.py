@@ -14,22 +14,25 @@ from adr_interfaces.srv import ProposeParameters
 from adr_ros import qos, topics
 from adr_ros.arrays import to_field
 from graph_harness.ros_processes import executable, isolated_ros_env, running
+from graph_harness.signing import key_parameter, run_key, signer
 
 OVERRIDES = "{svpg.num_particles: 2, torch_threads: 1}"
 
 
 def sampler_command(run_dir: Path, *parameters: str) -> list[str]:
     return [executable("adr_sampler_node", "sampler_node"), "--ros-args", "-p", f"overrides:='{OVERRIDES}'",
-            "-p", f"run_dir:={run_dir}", *(arg for p in parameters for arg in ("-p", p))]
+            "-p", f"run_dir:={run_dir}", *key_parameter(run_key(run_dir)),
+            *(arg for p in parameters for arg in ("-p", p))]
 
 
-def propose_caller(node) -> Callable[[int], ProposeParameters.Response]:  # noqa: ANN001
-    """``ask(iteration)``: one propose call of this run (empty run id), once the sampler serves."""
+def propose_caller(node, run_dir: Path) -> Callable[[int], ProposeParameters.Response]:  # noqa: ANN001
+    """``ask(iteration)``: one signed propose call of this run (empty run id), once the sampler serves."""
     client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+    signing = signer(run_key(run_dir))
     wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
 
     def ask(iteration: int) -> ProposeParameters.Response:
-        request = ProposeParameters.Request(count=0, iteration=iteration)
+        request = signing.sign(ProposeParameters.Request(count=0, iteration=iteration))
         return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
     return ask
 
@@ -38,7 +41,7 @@ def test_asking_again_returns_the_same_settings(ros_domain_id: int, tmp_path: Pa
     command = sampler_command(tmp_path / "run")
     with probe_node("sampler_test_probe", ros_domain_id) as node, \
             running(command, isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
-        ask = propose_caller(node)
+        ask = propose_caller(node, tmp_path / "run")
 
         first = ask(0)
         assert first.success and [p.iteration for p in first.proposals] == [0, 0], first.message
@@ -60,10 +63,11 @@ def test_a_sampler_that_awaits_no_rewards_advances_only_in_turn(ros_domain_id: i
     trainer's next call was refused and the run ended. Now -1 reads the answered iteration; only the next one
     advances."""
     command = [executable("adr_sampler_node", "sampler_node"), "--ros-args",
-               "-p", "overrides:='{sampler: udr, torch_threads: 1}'", "-p", f"run_dir:={tmp_path / 'run'}"]
+               "-p", "overrides:='{sampler: udr, torch_threads: 1}'", "-p", f"run_dir:={tmp_path / 'run'}",
+               *key_parameter(run_key(tmp_path / "run"))]
     with probe_node("sampler_turn_probe", ros_domain_id) as node, \
             running(command, isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
-        ask = propose_caller(node)
+        ask = propose_caller(node, tmp_path / "run")
 
         def values(response: ProposeParameters.Response) -> list[list[float]]:
             return [list(p.values) for p in response.proposals]
@@ -86,14 +90,15 @@ def test_rewards_published_before_the_match_still_reach_the_sampler(ros_domain_i
     completes the iteration instead of waiting for rewards that never come (a fresh-clone CI run failed so)."""
     with probe_node("sampler_rewards_probe", ros_domain_id) as node, \
             running(sampler_command(tmp_path / "run"), isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
-        ask = propose_caller(node)
+        ask = propose_caller(node, tmp_path / "run")
+        signing = signer(run_key(tmp_path / "run"), sender="/discriminator_stand_in")
 
         assert ask(0).success
         with probe_node("discriminator_stand_in", ros_domain_id) as late:  # a new participant: discovery to come
             publisher = late.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
             assert publisher.get_subscription_count() == 0  # the case under test: published before the match
-            publisher.publish(ParticleRewards(iteration=0, slots=to_field(np.arange(2), np.uint32),
-                                              rewards=to_field(np.array([0.1, -0.2]), np.float64)))
+            publisher.publish(signing.sign(ParticleRewards(iteration=0, slots=to_field(np.arange(2), np.uint32),
+                                                           rewards=to_field(np.array([0.1, -0.2]), np.float64))))
             answers: list[ProposeParameters.Response] = []
             wait_until(lambda: answers.append(ask(1)) or answers[-1].success, 20.0,
                        "the sampler's proposals of iteration 1 (it got the rewards of iteration 0)")
@@ -102,8 +107,10 @@ def test_rewards_published_before_the_match_still_reach_the_sampler(ros_domain_i
 
 def test_calls_and_rewards_of_another_run_are_refused(ros_domain_id: int, tmp_path: Path) -> None:
     """Issue 18: a second run on the same DDS domain (or an earlier launch) asks with its own run id and publishes
-    rewards for exactly the iteration this sampler awaits; none of it gets in, this run's own still does."""
+    rewards for exactly the iteration this sampler awaits; none of it gets in, this run's own still does. Signed for
+    another run (even with the same key), a message's signature does not verify here (issue 47)."""
     command = sampler_command(tmp_path / "run", "run_id:=run-a")
+    key = run_key(tmp_path / "run")
     with probe_node("sampler_run_id_probe", ros_domain_id) as node, \
             running(command, isolated_ros_env(ros_domain_id), tmp_path / "sampler.log"):
         client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
@@ -111,15 +118,16 @@ def test_calls_and_rewards_of_another_run_are_refused(ros_domain_id: int, tmp_pa
         wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
 
         def ask(iteration: int, run_id: str = "run-a") -> ProposeParameters.Response:
-            request = ProposeParameters.Request(run_id=run_id, count=0, iteration=iteration)
+            request = signer(key, run_id).sign(ProposeParameters.Request(run_id=run_id, count=0, iteration=iteration))
             return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
 
         def rewards(run_id: str) -> ParticleRewards:
-            return ParticleRewards(run_id=run_id, iteration=0, slots=to_field(np.arange(2), np.uint32),
-                                   rewards=to_field(np.array([0.1, -0.2]), np.float64))
+            return signer(key, run_id, "/other").sign(ParticleRewards(
+                run_id=run_id, iteration=0, slots=to_field(np.arange(2), np.uint32),
+                rewards=to_field(np.array([0.1, -0.2]), np.float64)))
 
         foreign = ask(0, run_id="run-b")
-        assert not foreign.success and foreign.message == "a propose call of run 'run-b', this is run 'run-a'"
+        assert not foreign.success and foreign.message == "refused: the call is not signed with the run's key"
         first = ask(0)
         assert first.success and {p.run_id for p in first.proposals} == {"run-a"}
         wait_until(lambda: publisher.get_subscription_count() > 0, 20.0, "the sampler's rewards subscription")
@@ -130,3 +138,41 @@ def test_calls_and_rewards_of_another_run_are_refused(ros_domain_id: int, tmp_pa
         publisher.publish(rewards("run-a"))
         answers: list[ProposeParameters.Response] = []
         wait_until(lambda: answers.append(ask(1)) or answers[-1].success, 20.0, "proposals of iteration 1")
+
+
+def test_unsigned_calls_and_rewards_do_not_steer_the_sampler(ros_domain_id: int, tmp_path: Path) -> None:
+    """Issue 47: anyone on the domain can read the run id and publish; without the run's key they neither advance a
+    UDR sampler's iterations nor get their rewards applied to the iteration it awaits (the real ones are, after)."""
+    key = run_key(tmp_path / "run")
+    with probe_node("sampler_forger_probe", ros_domain_id) as node, \
+            running(sampler_command(tmp_path / "run", "run_id:=run-a"), isolated_ros_env(ros_domain_id),
+                    tmp_path / "sampler.log"):
+        client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+        publisher = node.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
+        wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
+        real = signer(key, "run-a")
+
+        def ask(iteration: int, signed: bool) -> ProposeParameters.Response:
+            request = ProposeParameters.Request(run_id="run-a", count=0, iteration=iteration)
+            return result_of(client.call_async(real.sign(request) if signed else request), 10.0, "propose")
+
+        for _ in range(3):  # the forger's "next iteration" calls
+            refused = ask(0, signed=False)
+            assert not refused.success and "not signed with the run's key" in refused.message
+        assert ask(0, signed=True).success
+        forged = ParticleRewards(run_id="run-a", iteration=0, slots=to_field(np.arange(2), np.uint32),
+                                 rewards=to_field(np.array([-0.7, -0.7]), np.float64))
+        wait_until(lambda: publisher.get_subscription_count() > 0, 20.0, "the sampler's rewards subscription")
+        publisher.publish(forged)  # plausible rewards for the awaited iteration, unsigned
+        replayed = real.sign(ParticleRewards(run_id="run-a", iteration=0, slots=to_field(np.arange(2), np.uint32),
+                                             rewards=to_field(np.array([0.1, -0.2]), np.float64)))
+        time.sleep(1.0)
+        waiting = ask(1, signed=True)
+        assert not waiting.success and "waiting for the rewards of iteration 0" in waiting.message
+        publisher.publish(replayed)  # the real ones (signed) ...
+        answers: list[ProposeParameters.Response] = []
+        wait_until(lambda: answers.append(ask(1, signed=True)) or answers[-1].success, 20.0, "iteration 1")
+        publisher.publish(replayed)  # ... and a copy of them later: a replay, dropped
+        time.sleep(0.5)
+        log = (tmp_path / "sampler.log").read_text()
+        assert "adr/particle_rewards: unsigned" in log and "adr/propose_parameters: unsigned" in log

@@ -6,6 +6,7 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,7 +28,9 @@ from adr_interfaces.msg import ParameterSet, PolicyWeights
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_ros import parameter_sets, policy_weights, qos, topics, trajectories
 from adr_ros.run_config import build_config
+from adr_ros.signing import RunSigning
 from graph_harness.ros_processes import executable, isolated_ros_env, running
+from graph_harness.signing import key_parameter, run_key, signer
 
 pytestmark = pytest.mark.integration
 
@@ -45,12 +48,13 @@ class Instance:
     weights_pub: Publisher
     spin_thread: InSpinThread
     state_dict: dict[str, torch.Tensor]
+    signing: RunSigning  # the trainer's part: weights and goals signed with the run's key
 
     def weights(self, version: int) -> PolicyWeights:
         obs_dim = self.state_dict["layers.0.weight"].shape[1]
         act_dim = self.state_dict["layers.2.weight"].shape[0]
-        return policy_weights.to_msg(self.state_dict, version=version, algorithm="ddpg", obs_dim=obs_dim,
-                                     act_dim=act_dim)
+        return self.signing.sign(policy_weights.to_msg(self.state_dict, version=version, algorithm="ddpg",
+                                                       obs_dim=obs_dim, act_dim=act_dim))
 
     def setting(self, iteration: int, slot: int, unit: float) -> ParameterSet:
         space = load_space(self.config.env_id)
@@ -68,8 +72,8 @@ class Instance:
              newest_policy_version: int | None = None):
         """The future of the goal's result."""
         newest = min_policy_version if newest_policy_version is None else newest_policy_version
-        goal = RollOut.Goal(parameters=parameters, with_reference=with_reference,
-                            min_policy_version=min_policy_version, newest_policy_version=newest)
+        goal = self.signing.sign(RollOut.Goal(parameters=parameters, with_reference=with_reference,
+                                              min_policy_version=min_policy_version, newest_policy_version=newest))
         sent = result_of(self.spin_thread.call(self.client.send_goal_async, goal), 5.0, "send_goal_async")
         handle = result_of(sent, GOAL_TIMEOUT_S, f"{self.name} to accept a goal")
         assert handle.accepted
@@ -99,6 +103,7 @@ class Graph:
     joint_states: list[JointState]
     goal_points: list[PointStamped]
     diagnostics: DiagnosticCounters
+    key: Path
 
     def trajectory(self, instance: Instance, iteration: int, slot: int, kind: str) -> Trajectory:
         key = (instance.name, iteration, slot, kind)
@@ -106,7 +111,8 @@ class Graph:
         return trajectories.from_msg(self.received[key])
 
 
-def _instance(node: Node, spin_thread: InSpinThread, name: str, overrides: str, torch_seed: int) -> Instance:
+def _instance(node: Node, spin_thread: InSpinThread, name: str, overrides: str, torch_seed: int,
+              key: Path) -> Instance:
     config = build_config("", overrides)
     env = make_env(config.env_id)
     torch.manual_seed(torch_seed)
@@ -114,21 +120,23 @@ def _instance(node: Node, spin_thread: InSpinThread, name: str, overrides: str, 
     env.close()
     state_dict = {k: v.clone() for k, v in actor.state_dict().items()}
     return Instance(name, config, ActionClient(node, RollOut, topics.roll_out_action(name)),
-                    node.create_publisher(PolicyWeights, topics.POLICY_WEIGHTS, qos.LATCHED), spin_thread, state_dict)
+                    node.create_publisher(PolicyWeights, topics.POLICY_WEIGHTS, qos.LATCHED), spin_thread, state_dict,
+                    signer(key, sender=f"/trainer_for_{name}"))
 
 
-def _sim_command(name: str, overrides: str, joint_state_rate: float) -> list:
+def _sim_command(name: str, overrides: str, joint_state_rate: float, key: Path) -> list:
     return [executable("adr_sim_node", "sim_node"), "--ros-args", "-r", f"__node:={name}",
             "-p", f"overrides:='{overrides}'", "-p", f"joint_state_rate:={joint_state_rate}",
-            "-p", f"weights_timeout:={WEIGHTS_TIMEOUT_S}"]
+            "-p", f"weights_timeout:={WEIGHTS_TIMEOUT_S}", *key_parameter(key)]
 
 
 @pytest.fixture(scope="module")
 def graph(ros_domain_id: int, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graph]:
     env = isolated_ros_env(ros_domain_id)
     logs = tmp_path_factory.mktemp("sim_logs")
-    with running(_sim_command("adr_sim_0", LUNAR, 0.0), env, logs / "adr_sim_0.log") as lunar_process, \
-            running(_sim_command("adr_sim_1", ERGO, 200.0), env, logs / "adr_sim_1.log") as ergo_process, \
+    key = run_key(logs)
+    with running(_sim_command("adr_sim_0", LUNAR, 0.0, key), env, logs / "adr_sim_0.log") as lunar_process, \
+            running(_sim_command("adr_sim_1", ERGO, 200.0, key), env, logs / "adr_sim_1.log") as ergo_process, \
             probe_node("sim_test_probe", ros_domain_id) as node:
         received: dict[tuple[str, int, int, str], TrajectoryMsg] = {}
 
@@ -142,9 +150,9 @@ def graph(ros_domain_id: int, tmp_path_factory: pytest.TempPathFactory) -> Itera
         node.create_subscription(JointState, "joint_states", joint_states.append, 10)
         node.create_subscription(PointStamped, "adr_sim_1/goal", goal_points.append, 10)
         spin_thread = InSpinThread(node)
-        graph = Graph(node, _instance(node, spin_thread, "adr_sim_0", LUNAR, 11),
-                      _instance(node, spin_thread, "adr_sim_1", ERGO, 12),
-                      received, joint_states, goal_points, DiagnosticCounters(node))
+        graph = Graph(node, _instance(node, spin_thread, "adr_sim_0", LUNAR, 11, key),
+                      _instance(node, spin_thread, "adr_sim_1", ERGO, 12, key),
+                      received, joint_states, goal_points, DiagnosticCounters(node), key)
         # both instances share adr/policy_weights (depth 1: one writer per env here, one at a time): each keeps
         # the weights that fit its env and refuses the other's
         for instance, other in ((graph.lunar, graph.ergo), (graph.ergo, graph.lunar)):
@@ -275,12 +283,16 @@ def test_goals_wait_for_their_policy_version(graph: Graph) -> None:
                               newest_policy_version=3)
     assert not inverted.success and "newest_policy_version 3 < min_policy_version 4" in inverted.message
 
-    # issue 18: weights of another run (a second run on the domain) are never taken, whatever their version
+    # issue 18: weights of another run (a second run on the domain) are never taken, whatever their version; since
+    # issue 47 they do not even verify (signed for another run); nor do unsigned ones
     foreign = lunar.weights(4)
     foreign.run_id = "another-run"
-    lunar.weights_pub.publish(foreign)
-    wait_until(lambda: graph.diagnostics.count("adr_sim_0", "rejected_run_id") >= 1, 5.0,
-               "the other run's weights to be refused")
+    lunar.weights_pub.publish(signer(graph.key, "another-run").sign(foreign))
+    unsigned = policy_weights.to_msg(lunar.state_dict, version=5, algorithm="ddpg", obs_dim=8, act_dim=2)
+    lunar.weights_pub.publish(unsigned)
+    wait_until(lambda: graph.diagnostics.count("adr_sim_0", "dropped_bad_signature") >= 1
+               and graph.diagnostics.count("adr_sim_0", "dropped_unsigned") >= 1, 5.0,
+               "the other run's and the unsigned weights to be dropped")
     unserved = lunar.roll_out(lunar.setting(iteration=9, slot=0, unit=0.1), min_policy_version=4,
                               newest_policy_version=4)
     assert not unserved.success and "no policy weights of a version in [4, 4]" in unserved.message

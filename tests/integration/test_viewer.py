@@ -24,6 +24,7 @@ from adr_interfaces.msg import SampleHistogram, SamplerState
 from adr_ros import qos, topics
 from adr_ros.arrays import to_field
 from graph_harness.ros_processes import executable, running
+from graph_harness.signing import key_parameter, run_key, signer
 
 pytestmark = pytest.mark.integration
 
@@ -131,6 +132,28 @@ def test_page_shows_live_data_and_particles_become_markers(ros_env, ros_domain_i
     if os.environ.get(ARTIFACTS):
         Path(os.environ[ARTIFACTS]).mkdir(parents=True, exist_ok=True)
         shutil.copy(screenshot, Path(os.environ[ARTIFACTS]) / "viewer.png")
+
+
+def test_with_the_runs_key_the_page_shows_only_signed_sampler_messages(ros_env, ros_domain_id, tmp_path):
+    key = run_key(tmp_path)
+    log = tmp_path / "viewer.log"
+    viewer = [executable("adr_viewer", "viewer_node"), "--ros-args", "-p", "port:=0", "-p", "run_id:=run-a",
+              *key_parameter(key)]
+    forged = SampleHistogram(run_id="run-a", method="adr", iteration=99, names=NAMES, bins=4,
+                             counts=COUNTS.reshape(-1).tolist(), total=12)
+    with running(viewer, ros_env, log), probe_node("fake_graph", ros_domain_id) as node:
+        url = served_url(log)
+        publisher = node.create_publisher(SampleHistogram, topics.SAMPLE_HISTOGRAM, qos.LATCHED)
+        deadline = time.monotonic() + 10.0
+        while "dropped a message on SampleHistogram: unsigned" not in log.read_text(errors="replace"):
+            assert time.monotonic() < deadline, log.read_text(errors="replace")
+            publisher.publish(forged)  # unsigned: counted and dropped
+            time.sleep(0.3)
+        assert fetch_state(url)["histogram"] is None
+        good = signer(key, "run-a").sign(SampleHistogram(run_id="run-a", method="adr", iteration=7, names=NAMES,
+                                                         bins=4, counts=COUNTS.reshape(-1).tolist(), total=12))
+        publisher.publish(good)
+        wait_until(lambda: (fetch_state(url)["histogram"] or {}).get("iteration") == 7, 10.0, "the signed histogram")
 
 
 def test_busy_port_is_a_clear_startup_error(ros_env, tmp_path):

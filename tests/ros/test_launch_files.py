@@ -141,15 +141,26 @@ def run_ids_of(arguments: dict[str, str]) -> set[str]:
             | {s.parameters["run_id"] for s in nodes if "run_id" in s.parameters})
 
 
-def test_every_node_of_a_launch_gets_one_run_id_and_every_launch_a_new_one() -> None:
+def test_every_node_of_a_launch_gets_one_run_id_and_every_launch_a_new_one(tmp_path: Path) -> None:
+    from adr_ros.signing import create_key_file
+
     first, second = run_ids_of({"viewer": "true"}), run_ids_of({"viewer": "true"})
     assert len(first) == len(second) == 1 and first != second
     assert run_ids_of({"run_id": "head-7"}) == {"head-7"}
-    assert run_ids_of({"role": "sims", "run_id": "head-7", "sim_ids": "1"}) == {"head-7"}
+    key = create_key_file(tmp_path / "copy.key")
+    assert run_ids_of({"role": "sims", "run_id": "head-7", "sim_ids": "1", "key_file": str(key)}) == {"head-7"}
+
+
+def test_every_node_of_a_launch_gets_the_runs_key_and_resolving_writes_none(tmp_path: Path) -> None:
+    nodes = GRAPHS["train_sim"].nodes({"viewer": "true", "run_dir": str(tmp_path / "run")})
+    assert {s.parameters.get("key_file") for s in nodes} == {str((tmp_path / "run" / "run.key").resolve())}
+    assert not (tmp_path / "run").exists()  # the launchers create it when the graph starts (graph.prepare_files)
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
     ({"role": "sims"}, "role:=sims needs run_id:= the head's run id"),
+    ({"role": "sims", "run_id": "head-7"}, "role:=sims needs key_file:= a copy of the head's"),
+    ({"key_file": "/nonexistent/run.key"}, "train_sim: .*run.key"),
     ({"run_id": "a b"}, "run id 'a b' must be 1-64 letters, digits")])
 def test_a_missing_or_malformed_run_id_is_refused(arguments: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -151,6 +151,9 @@ TRAIN_SIM_ARGUMENTS = (
              "0..instances-1)"),
     Argument("run_id", "", "id carried in every message of the run; nodes refuse other runs' messages (empty: a new "
              "random id at every launch, logged by the trainer; role:=sims needs the head's)"),
+    Argument("key_file", "", "the run's key: every message of the run is signed and checked with it (HMAC-SHA256, "
+             "docs/node_graph.md 'Signed messages'); empty: <run_dir>/run.key, created (mode 0600) if absent; "
+             "role:=sims needs a copy of the head's"),
     Argument("seed", "", "seed of every random generator of the run (empty: the config's seed; 0 without config:=)",
              kind=int, bounds=(0, 2**31 - 1)),
     Argument("budget", "", "agent steps to train for (empty: the config's total_agent_steps, paper 1M)", kind=int,
@@ -258,7 +261,38 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
         "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
         "run_dir": str(Path(run_dir).resolve()),
         "run_spec": spec.to_json(),
+        "key_file": run_key(args, Path(run_dir).resolve()),
     }
+
+
+def run_key(args: Mapping[str, str], run_dir: Path) -> str:
+    """The run's key file: ``key_file:=`` (checked now), or ``<run_dir>/run.key`` (``prepare_files`` creates it,
+    mode 0600, when the graph starts: a resumed run keeps its key); a worker host (role:=sims) must name its copy of
+    the head's."""
+    from adr_ros.signing import KEY_FILE, KeyError_, read_key
+
+    if args.get("role") == "sims" and not args.get("key_file"):
+        raise ValueError("role:=sims needs key_file:= a copy of the head's <run_dir>/run.key (the run's messages are "
+                         "signed with it; docs/node_graph.md 'Signed messages')")
+    if not args.get("key_file"):
+        return str(run_dir / KEY_FILE)
+    try:
+        read_key(args["key_file"])
+    except KeyError_ as error:
+        raise ValueError(f"train_sim: {error}") from None
+    return str(Path(args["key_file"]).resolve())
+
+
+def prepare_files(specs: list[NodeSpec]) -> None:
+    """What must exist before the nodes start (both launchers call it; resolving a graph writes nothing): the run's
+    key file, created when absent (adr_ros.signing.create_key_file: mode 0600; an existing one is checked)."""
+    from adr_ros.signing import KeyError_, create_key_file
+
+    for key_file in sorted({str(s.parameters["key_file"]) for s in specs if s.parameters.get("key_file")}):
+        try:
+            create_key_file(key_file)
+        except (KeyError_, OSError) as error:
+            raise ValueError(f"{error}") from None
 
 
 def method_name(sampler: str) -> str:
@@ -303,7 +337,8 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
                               serves="adr_trainer"))
     if args["viewer"] == "true":
         nodes.append(NodeSpec("adr_viewer", "viewer_node", "adr_viewer",
-                              {"port": int(args["viewer_port"]), "run_id": json.loads(common["run_spec"])["run_id"]}))
+                              {"port": int(args["viewer_port"]), "run_id": json.loads(common["run_spec"])["run_id"],
+                               "key_file": common["key_file"]}))
     if args["record"] == "true":
         nodes.append(_recorder(Path(common["run_dir"]) / "bag", TRAIN_TOPICS, args))
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",

@@ -29,7 +29,15 @@ from launch.event_handlers import OnProcessExit
 from launch.events.process import ProcessExited
 from launch_ros.actions import Node
 
-from adr.graph import SERVED_EXIT_GRACE_S, Graph, NodeSpec, describe_exit, exit_status, graph_for_launch_file
+from adr.graph import (
+    SERVED_EXIT_GRACE_S,
+    Graph,
+    NodeSpec,
+    describe_exit,
+    exit_status,
+    graph_for_launch_file,
+    prepare_files,
+)
 
 # ros2/launch is absent from the pip venv, where mypy takes the repository's launch/ folder for this package
 from launch import LaunchContext, LaunchDescription  # type: ignore[attr-defined]
@@ -42,6 +50,7 @@ def launch_description(launch_file: str) -> LaunchDescription:
 
     def nodes(context: LaunchContext) -> list[Any]:
         specs = graph.nodes(graph_arguments(graph, context.launch_configurations))
+        prepare_files(specs)  # the run's key file, before any node starts
         actions = {spec.name: _node(spec) for spec in specs}
         ends = [RegisterEventHandler(OnProcessExit(target_action=actions[spec.serves],
                                                    on_exit=partial(end_served_helper, actions[spec.name], spec.name)))

@@ -30,7 +30,16 @@ import yaml
 from ament_index_python.packages import PackageNotFoundError, get_package_prefix
 
 from adr import dds_interfaces
-from adr.graph import GRAPHS, SERVED_EXIT_GRACE_S, Graph, NodeSpec, describe_exit, exit_status, graph_for_launch_file
+from adr.graph import (
+    GRAPHS,
+    SERVED_EXIT_GRACE_S,
+    Graph,
+    NodeSpec,
+    describe_exit,
+    exit_status,
+    graph_for_launch_file,
+    prepare_files,
+)
 from adr_core.cli_types import MAX_DOMAIN_ID, domain_id, text
 
 RESPAWN_DELAY_S = 2.0
@@ -248,6 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     env["PYTHONUNBUFFERED"] = "1"
     print(f"[adr_launch] {graph.name}: {len(specs)} node(s), ROS_DOMAIN_ID={env['ROS_DOMAIN_ID']}, "
           f"discovery {env['ROS_AUTOMATIC_DISCOVERY_RANGE']}, {_transport(graph, overrides, specs)}", flush=True)
+    try:
+        prepare_files(specs)
+    except ValueError as error:
+        print(f"adr_launch: {error}", file=sys.stderr)
+        return 2
     return run_graph(graph, specs, env)
 
 

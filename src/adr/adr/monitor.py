@@ -3,6 +3,9 @@
 Prints the proposals published on ``adr/proposals`` as JSON lines; ``--propose N`` first asks the sampler
 for one iteration of N settings, which makes it a one-shot health check of the sampler. ``--run-id`` watches
 (and asks) one run only: the trainer logs its run's id at start; a sampler started on its own has the empty id.
+``--key-file`` (the run's ``<run_dir>/run.key``): proposals not signed with it are dropped, and the propose call
+is signed with it; asking needs the key (the sampler answers no one else), watching does not (each line then says
+``"verified": false``).
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
-from adr_core.cli_types import at_least, positive_number, text
+from adr_core.cli_types import at_least, existing_file, positive_number, text
 from adr_interfaces.msg import ParameterSet
 from adr_interfaces.srv import ProposeParameters
 from adr_ros import parameter_sets, qos, topics
@@ -47,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=positive_number("seconds"), default=30.0,
         help="give up after this many seconds (default: %(default)s)"
     )
+    parser.add_argument(
+        "--key-file", type=existing_file("key file"),
+        help="the run's key (<run_dir>/run.key): needed by --propose; drops proposals not signed with it")
     return parser
 
 
@@ -71,7 +77,7 @@ def check_in_space(proposal: parameter_sets.Proposal) -> None:
         raise ValueError(f"values {proposal.values.tolist()} do not match normalized {proposal.normalized.tolist()}")
 
 
-def _proposal_json(msg: ParameterSet) -> str:
+def _proposal_json(msg: ParameterSet, verified: bool) -> str:
     proposal = parameter_sets.from_msg(msg)
     check_in_space(proposal)
     return json.dumps(
@@ -83,6 +89,7 @@ def _proposal_json(msg: ParameterSet) -> str:
             "slot": proposal.slot,
             "values": dict(zip(proposal.names, proposal.values.tolist())),
             "normalized": proposal.normalized.tolist(),
+            "verified": verified,
         }
     )
 
@@ -90,6 +97,20 @@ def _proposal_json(msg: ParameterSet) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(sys.argv[1:] if argv is None else argv)
     expected = args.count if args.count is not None else args.propose
+    if args.propose is not None and args.key_file is None:
+        print("adr_monitor: --propose asks the sampler for settings, which it answers only when signed with the run's "
+              "key: give --key-file <run_dir>/run.key", file=sys.stderr)
+        return 2
+    signing = None
+    if args.key_file is not None:
+        from adr_ros.signing import KeyError_, RunSigning
+
+        try:
+            signing = RunSigning.from_file(args.key_file, args.run_id or "", "/adr_monitor",
+                                           lambda line: print(f"adr_monitor: {line}", file=sys.stderr, flush=True))
+        except KeyError_ as error:
+            print(f"adr_monitor: {error}", file=sys.stderr)
+            return 2
     rclpy.init()
     node = Node("adr_monitor")
     received: list[ParameterSet] = []
@@ -98,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     def on_proposal(msg: ParameterSet) -> None:
         if args.run_id is not None and msg.run_id != args.run_id:
             return  # another run's
+        if signing is not None and not signing.accept(msg, topics.PROPOSALS):
+            return  # not signed with the run's key: said once (RunSigning), counted
         try:
-            line = _proposal_json(msg)
+            line = _proposal_json(msg, verified=signing is not None)
         except ValueError as error:  # a malformed message (another publisher on the topic): said once, counted
             refused[0] += 1
             if refused[0] == 1:
@@ -121,10 +144,13 @@ def main(argv: list[str] | None = None) -> int:
             # Let the subscription match the sampler's publisher before the proposals go out.
             while node.count_publishers(topics.PROPOSALS) == 0 and time.monotonic() < deadline:
                 rclpy.spin_once(node, timeout_sec=0.05)
-            future = client.call_async(ProposeParameters.Request(run_id=args.run_id or "", count=args.propose,
-                                                                          iteration=-1))
+            assert signing is not None
+            future = client.call_async(signing.sign(ProposeParameters.Request(run_id=args.run_id or "",
+                                                                              count=args.propose, iteration=-1)))
             rclpy.spin_until_future_complete(node, future, timeout_sec=max(0.0, deadline - time.monotonic()))
             response = future.result()
+            if response is not None and not signing.accept(response, topics.PROPOSE_SERVICE):
+                response = None  # an answer not signed with the run's key: none
             if response is None or not response.success:
                 reason = "timed out" if response is None else response.message
                 print(f"adr_monitor: propose failed: {reason}", file=sys.stderr)

@@ -38,7 +38,7 @@ from adr_ros.checkpoints import SnapshotKeeper, load_component
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node, trainer_is_running
 from adr_ros.metrics import MetricPublisher
-from adr_ros.run_config import declare_run
+from adr_ros.run_config import declare_run, declare_signing
 
 COMPONENT = "discriminator"
 METRICS = ("discriminator_loss", "sampler_reward_mean", "d_randomized", "d_reference", "discriminator_steps",
@@ -50,6 +50,7 @@ class DiscriminatorNode(Node):
         super().__init__("adr_discriminator")
         self.config, self.run_dir, spec = declare_run(self)
         self.run_id = spec.run_id
+        self.signing = declare_signing(self, self.run_id)
         resume = self.declare_parameter("resume", False, ParameterDescriptor(
             description="Load the state named by <run_dir>/checkpoints/latest.json", read_only=True)).value
         max_ahead = self.declare_parameter("max_iterations_ahead", 4, ParameterDescriptor(
@@ -81,6 +82,7 @@ class DiscriminatorNode(Node):
         self.rewards_pub = self.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
         self.metrics = MetricPublisher(self, METRICS)
         self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
+        self.signing.count_drops(self.diagnostics.count)
         self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM)
         self.create_subscription(AcceptedTrajectories, topics.ACCEPTED_TRAJECTORIES, self.on_accepted,
                                  qos.RELIABLE_HISTORY)
@@ -91,6 +93,8 @@ class DiscriminatorNode(Node):
 
     # ------------------------------------------------------------------ trajectories
     def on_trajectory(self, msg: TrajectoryMsg) -> None:
+        if not self.signing.accept(msg, topics.TRAJECTORIES):  # before anything counts: a copy cap, a buffer
+            return
         where = (f"{trajectories.KIND_NAMES.get(msg.kind, f'kind {msg.kind}')} trajectory of iteration "
                  f"{msg.parameters.iteration} slot {msg.parameters.slot} from {msg.instance_id or '?'}")
         refusal = run_ids.foreign_trajectory(msg, self.run_id, where)
@@ -127,6 +131,8 @@ class DiscriminatorNode(Node):
         self._complete_ready()
 
     def on_accepted(self, msg: AcceptedTrajectories) -> None:
+        if not self.signing.accept(msg, topics.ACCEPTED_TRAJECTORIES):
+            return
         where = f"the trainer's acceptance of iteration {msg.iteration}"
         refusal = run_ids.foreign(msg.run_id, self.run_id, where)
         if refusal is not None:
@@ -171,7 +177,7 @@ class DiscriminatorNode(Node):
         msg.rewards = to_field(rewards, np.float64)
         msg.metric_names = list(metrics)
         msg.metric_values = to_field(np.array([float(v) for v in metrics.values()]), np.float64)
-        self.rewards_pub.publish(msg)
+        self.rewards_pub.publish(self.signing.sign(msg))
 
     def _show_progress(self) -> None:
         last = self.snapshots.last_completed
@@ -183,10 +189,13 @@ class DiscriminatorNode(Node):
     # ------------------------------------------------------------------ checkpoints
     def on_save_checkpoint(self, request: SaveCheckpoint.Request,
                            response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:
+        if not self.signing.accept(request, topics.DISCRIMINATOR_SAVE_CHECKPOINT):
+            response.success, response.message = False, "refused: the call is not signed with the run's key"
+            return self.signing.sign(response)
         response = self.snapshots.save(request, response, self.run_dir, self.run_id)
         if not response.success and response.message.startswith("refused"):
             self.diagnostics.reject("save_checkpoint", response.message)
-        return response
+        return self.signing.sign(response)
 
     def save_on_shutdown(self) -> None:
         for path in self.snapshots.save_all(self.run_dir):

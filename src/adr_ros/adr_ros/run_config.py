@@ -18,6 +18,7 @@ from rclpy.node import Node
 
 from adr_core.run_spec import RunSpec, check_run_id
 from adr_core.training.config import ConfigError, TrainConfig
+from adr_ros.signing import KeyError_, RunSigning
 
 
 def declare_run(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig, Path, RunSpec]:
@@ -70,6 +71,21 @@ def declare_run(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig
     if threads:
         torch.set_num_threads(threads)
     return config, Path(run_dir), spec
+
+
+def declare_signing(node: Node, run_id: str) -> RunSigning:
+    """Declare ``key_file`` (the run's key: the launcher creates ``<run_dir>/run.key``) and the node's signer and
+    verifier for ``run_id``; no key file, or an unusable one, is a ConfigError naming it."""
+    key_file = node.declare_parameter("key_file", "", ParameterDescriptor(
+        description="The run's key file (adr_ros.signing): every message of the run is signed and checked with it; "
+                    "the launchers create <run_dir>/run.key; a worker host uses a copy", read_only=True)).value
+    if not key_file:
+        raise ConfigError("key_file is empty: every message of a run is signed with the run's key (the launchers "
+                          "create <run_dir>/run.key); a node started on its own needs key_file:=<that file>")
+    try:
+        return RunSigning.from_file(key_file, run_id, node.get_fully_qualified_name(), node.get_logger().warning)
+    except KeyError_ as error:
+        raise ConfigError(str(error)) from None
 
 
 def build_config(config_file: str, overrides: str) -> TrainConfig:

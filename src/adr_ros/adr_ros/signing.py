@@ -1,13 +1,14 @@
-"""Messages of a run signed with the run's key: HMAC-SHA256 over the message's bytes, its type, the run id, the
+"""Messages of a run signed with the run's key: HMAC-SHA256 over the message's fields, its type, the run id, the
 sender and a sequence (issue 47; the scheme Jupyter uses on its message bus, standard library only).
 
 Every message, service request/response and action goal/result/feedback of the ADR graph carries an
 ``adr_interfaces/Signature`` field ``signature``: ``sender`` (the signing node), ``sequence`` (strictly increasing per
-sender: the sender's clock in nanoseconds, or one more than its last) and ``mac``. The MAC covers the message's CDR
-bytes with ``mac`` zeroed (``rclpy.serialization``), so every field, the signature's sender and sequence included, is
-covered. A receiver drops, before any other processing, a message that is unsigned, signed with another key or for
-another run, or whose sequence is not above the last one it accepted from that sender on that channel (a replay), and
-counts and logs the first of each kind (``Verifier``).
+sender: the sender's clock in nanoseconds, or one more than its last) and ``mac``. The MAC covers every field of the
+message, the signature's sender and sequence included (``mac`` taken as zeros), in a canonical encoding (field by
+field: numbers and arrays by their bytes, strings and sequences with their lengths). A receiver drops, before any
+other processing, a message that is unsigned, signed with another key or for another run, or whose sequence is not
+above the last one it accepted from that sender on that channel (a replay), and counts and logs the first of each
+kind (``Verifier``).
 
 The key: 32 random bytes, hex in a file readable by the user only (``create_key_file``), beside the run
 (``<run_dir>/run.key``: the launcher creates it, a resumed run reuses it); never on the wire. A worker host gets it
@@ -16,11 +17,13 @@ same user, root, a host it was copied to) signs as well as the nodes do.
 """
 from __future__ import annotations
 
+import array
 import hashlib
 import hmac
 import os
 import secrets
 import stat
+import struct
 import threading
 import time
 from collections import Counter
@@ -28,9 +31,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 KEY_BYTES = 32
 KEY_FILE = "run.key"
 ZERO_MAC = bytes(32)
+
+
+def _as_field(mac: bytes) -> np.ndarray:
+    """The uint8[32] field's value (rosidl keeps fixed-size uint8 arrays as numpy arrays)."""
+    return np.frombuffer(mac, dtype=np.uint8).copy()
 REASONS = ("unsigned", "bad_signature", "replayed")
 
 
@@ -69,10 +79,32 @@ def read_key(path: str | Path) -> bytes:
     return key
 
 
-def _serialize(message: Any) -> bytes:
-    from rclpy.serialization import serialize_message
-
-    return bytes(serialize_message(message))
+def _feed(digest: Any, value: Any) -> None:
+    """A canonical encoding of a message value into ``digest``: every field in declaration order, numbers and arrays
+    by their bytes, strings and sequences with their lengths. (Not the CDR bytes: rclpy's serializer leaves its
+    alignment padding uninitialized, so the same message serializes to different bytes.)"""
+    if hasattr(value, "get_fields_and_field_types"):
+        for name in value.get_fields_and_field_types():
+            _feed(digest, getattr(value, name))
+        return
+    if isinstance(value, (array.array, np.ndarray, bytes, bytearray, memoryview)):
+        raw = memoryview(value).tobytes() if not isinstance(value, np.ndarray) else value.tobytes()
+        digest.update(b"a" + len(raw).to_bytes(8, "little") + raw)
+    elif isinstance(value, str):
+        raw = value.encode()
+        digest.update(b"s" + len(raw).to_bytes(8, "little") + raw)
+    elif isinstance(value, bool):
+        digest.update(b"b1" if value else b"b0")
+    elif isinstance(value, int):
+        digest.update(b"i" + value.to_bytes(16, "little", signed=True))
+    elif isinstance(value, float):
+        digest.update(b"f" + struct.pack("<d", value))
+    elif isinstance(value, (list, tuple)):
+        digest.update(b"l" + len(value).to_bytes(8, "little"))
+        for item in value:
+            _feed(digest, item)
+    else:
+        raise TypeError(f"cannot sign a field of type {type(value).__name__}")
 
 
 def _type_name(message: Any) -> bytes:
@@ -98,15 +130,15 @@ class Signer:
         """The MAC of ``message`` as it is (its signature's sender and sequence included, its mac taken as zeros)."""
         signature = message.signature
         kept = bytes(signature.mac)
-        signature.mac = ZERO_MAC
+        signature.mac = _as_field(ZERO_MAC)
         try:
-            body = _serialize(message)
+            digest = hmac.new(self._key, digestmod=hashlib.sha256)
+            for part in (b"adr-signature-1", _type_name(message), self.run_id.encode()):
+                digest.update(len(part).to_bytes(8, "little"))
+                digest.update(part)
+            _feed(digest, message)
         finally:
-            signature.mac = kept
-        digest = hmac.new(self._key, digestmod=hashlib.sha256)
-        for part in (b"adr-signature-1", _type_name(message), self.run_id.encode(), body):
-            digest.update(len(part).to_bytes(8, "little"))
-            digest.update(part)
+            signature.mac = _as_field(kept)
         return digest.digest()
 
     def sign(self, message: Any) -> Any:
@@ -114,8 +146,8 @@ class Signer:
         signature = message.signature
         signature.sender = self.sender
         signature.sequence = self._next_sequence()
-        signature.mac = ZERO_MAC
-        signature.mac = self.mac(message)
+        signature.mac = _as_field(ZERO_MAC)
+        signature.mac = _as_field(self.mac(message))
         return message
 
 
@@ -124,6 +156,7 @@ class Verifier:
 
     def __init__(self, signer: Signer, log: Callable[[str], None]) -> None:
         self._signer, self._log = signer, log
+        self.on_drop: Callable[[str], None] | None = None  # e.g. the node's diagnostics counter
         self._last: dict[tuple[str, str], int] = {}
         self.dropped: Counter[tuple[str, str]] = Counter()  # (channel, reason) -> count
         self._lock = threading.Lock()
@@ -137,6 +170,8 @@ class Verifier:
         with self._lock:
             self.dropped[(channel, reason)] += 1
             first = self.dropped[(channel, reason)] == 1
+        if self.on_drop is not None:
+            self.on_drop(reason)
         if first:
             sender = getattr(getattr(message, "signature", None), "sender", "") or "?"
             self._log(f"dropped a message on {channel}: {reason} (sender {sender!r}); further ones are counted")
@@ -161,3 +196,26 @@ class Verifier:
         for (_, reason), count in self.dropped.items():
             totals[reason] += count
         return dict(totals)
+
+
+class RunSigning:
+    """A node's signer and verifier for one run: ``sign(msg)`` before publishing or answering, ``accept(msg,
+    channel)`` first thing in every callback (False: drop it). Drops are counted per kind in ``verifier``."""
+
+    def __init__(self, key: bytes, run_id: str, sender: str, log: Callable[[str], None]) -> None:
+        self.signer = Signer(key, run_id, sender)
+        self.verifier = Verifier(self.signer, log)
+
+    @classmethod
+    def from_file(cls, key_file: str | Path, run_id: str, sender: str, log: Callable[[str], None]) -> RunSigning:
+        return cls(read_key(key_file), run_id, sender, log)
+
+    def sign(self, message: Any) -> Any:
+        return self.signer.sign(message)
+
+    def accept(self, message: Any, channel: str) -> bool:
+        return self.verifier.accept(message, channel)
+
+    def count_drops(self, count: Callable[[str], None]) -> None:
+        """Also count every drop as ``dropped_<reason>`` (a node's /diagnostics counters)."""
+        self.verifier.on_drop = lambda reason: count(f"dropped_{reason}")

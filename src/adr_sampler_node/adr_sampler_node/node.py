@@ -31,7 +31,7 @@ from adr_ros.checkpoints import SnapshotKeeper, load_component
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node, trainer_is_running
 from adr_ros.metrics import MetricPublisher
-from adr_ros.run_config import declare_run
+from adr_ros.run_config import declare_run, declare_signing
 
 COMPONENT = "sampler"
 METRICS = ("sampler_reward_mean", "sampler_spread", "svpg_value_loss", "svpg_bandwidth", "svpg_log_std",
@@ -43,6 +43,7 @@ class SamplerNode(Node):
         super().__init__("adr_sampler")
         self.config, self.run_dir, spec = declare_run(self)
         self.run_id = spec.run_id
+        self.signing = declare_signing(self, self.run_id)
         bins = self.declare_parameter("histogram_bins", 20, ParameterDescriptor(
             description="Bins per dimension of the published sampling histogram",
             integer_range=[IntegerRange(from_value=2, to_value=1000, step=1)], read_only=True)).value
@@ -71,6 +72,7 @@ class SamplerNode(Node):
         own = tuple(c for c in sampler_record(cfg.sampler).metric_columns if c not in METRICS)  # a plug-in's too
         self.metrics = MetricPublisher(self, METRICS + own)
         self.diagnostics = NodeDiagnostics(self)
+        self.signing.count_drops(self.diagnostics.count)
         self.create_service(ProposeParameters, topics.PROPOSE_SERVICE, self.on_propose)
         self.create_service(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT, self.on_save_checkpoint)
         # transient-local: rewards published before this subscription matched the discriminator's publisher still
@@ -83,6 +85,13 @@ class SamplerNode(Node):
     # ------------------------------------------------------------------ propose
     def on_propose(self, request: ProposeParameters.Request,
                    response: ProposeParameters.Response) -> ProposeParameters.Response:
+        return self.signing.sign(self._propose(request, response))
+
+    def _propose(self, request: ProposeParameters.Request,
+                 response: ProposeParameters.Response) -> ProposeParameters.Response:
+        if not self.signing.accept(request, topics.PROPOSE_SERVICE):
+            response.success, response.message = False, "refused: the call is not signed with the run's key"
+            return response
         refusal = run_ids.foreign(request.run_id, self.run_id, "a propose call")
         if refusal is not None:
             response.success, response.message = False, refusal
@@ -119,6 +128,7 @@ class SamplerNode(Node):
             msg = parameter_sets.to_msg(parameter_sets.Proposal(
                 self.space.env_id, self.iteration, slot, tuple(self.space.names), values, unit), self.run_id)
             msg.header.stamp = stamp
+            self.signing.sign(msg)
             response.proposals.append(msg)
             self.proposals_pub.publish(msg)
         self._count_in_histogram(normalized)
@@ -134,6 +144,8 @@ class SamplerNode(Node):
 
     # ------------------------------------------------------------------ rewards
     def on_rewards(self, msg: ParticleRewards) -> None:
+        if not self.signing.accept(msg, topics.PARTICLE_REWARDS):
+            return
         refusal = run_ids.foreign(msg.run_id, self.run_id, f"particle rewards of iteration {msg.iteration}")
         if refusal is not None:
             self.diagnostics.reject("run_id", refusal)
@@ -191,13 +203,13 @@ class SamplerNode(Node):
                              metric_names=list(metrics),
                              metric_values=to_field(np.array([float(v) for v in metrics.values()]), np.float64))
         state.header.stamp = self.get_clock().now().to_msg()
-        self.state_pub.publish(state)
+        self.state_pub.publish(self.signing.sign(state))
         histogram = SampleHistogram(run_id=self.run_id, method=self.config.sampler, iteration=iteration,
                                     names=list(self.space.names),
                                     bins=self.histogram.shape[1], counts=self.histogram.reshape(-1).tolist(),
                                     total=int(self.histogram[0].sum()))
         histogram.header.stamp = state.header.stamp
-        self.histogram_pub.publish(histogram)
+        self.histogram_pub.publish(self.signing.sign(histogram))
         self.metrics.publish({"sampler_spread": spread})
 
     def _particle_points(self) -> np.ndarray:
@@ -206,10 +218,13 @@ class SamplerNode(Node):
 
     def on_save_checkpoint(self, request: SaveCheckpoint.Request,
                            response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:
+        if not self.signing.accept(request, topics.SAMPLER_SAVE_CHECKPOINT):
+            response.success, response.message = False, "refused: the call is not signed with the run's key"
+            return self.signing.sign(response)
         response = self.snapshots.save(request, response, self.run_dir, self.run_id)
         if not response.success and response.message.startswith("refused"):
             self.diagnostics.reject("save_checkpoint", response.message)
-        return response
+        return self.signing.sign(response)
 
     def save_on_shutdown(self) -> None:
         self.snapshots.save_all(self.run_dir)

@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
-from rclpy.action import ActionServer, CancelResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -39,7 +39,7 @@ from adr_ros.executors import JoiningMultiThreadedExecutor
 from adr_ros.lifecycle import run_node
 from adr_ros.metrics import MetricPublisher
 from adr_ros.parameter_sets import Proposal
-from adr_ros.run_config import declare_run
+from adr_ros.run_config import declare_run, declare_signing
 from adr_sim_node.ergo_state import ErgoStatePublisher, is_ergo
 from adr_sim_node.goal_check import REASONS as GOAL_REJECTIONS
 from adr_sim_node.goal_check import InvalidGoal, checked_setting
@@ -61,6 +61,7 @@ class SimNode(Node):
         super().__init__(DEFAULT_NAME)
         self.config, self.run_dir, spec = declare_run(self)
         self.run_id = spec.run_id
+        self.signing = declare_signing(self, self.run_id)
         joint_state_rate = self.declare_parameter("joint_state_rate", 30.0, ParameterDescriptor(
             description="Ergo envs: JointState and goal messages per second during rollouts (0 = off)",
             floating_point_range=[FloatingPointRange(from_value=0.0, to_value=1000.0)], read_only=True)).value
@@ -103,6 +104,7 @@ class SimNode(Node):
         self.trajectory_pub = self.create_publisher(TrajectoryMsg, topics.TRAJECTORIES, qos.RELIABLE_STREAM)
         self.metrics = MetricPublisher(self, METRICS)
         self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
+        self.signing.count_drops(self.diagnostics.count)
         # every key a goal thread may touch exists from the start: the diagnostics timer (another thread) iterates
         # these dicts, which must not change size meanwhile
         self.diagnostics.counters.update(
@@ -122,15 +124,18 @@ class SimNode(Node):
                                     else "waiting for policy weights")
         self.create_subscription(PolicyWeights, topics.POLICY_WEIGHTS, self.on_weights, qos.RELIABLE_HISTORY)
         # goal requests and cancels are answered while a goal executes (or waits for weights): reentrant group
+        self._action = topics.roll_out_action(self.get_name())
         self.action_server = ActionServer(
-            self, RollOut, topics.roll_out_action(self.get_name()), execute_callback=self.execute,
-            handle_accepted_callback=self.goals.accepted, cancel_callback=lambda _: CancelResponse.ACCEPT,
-            callback_group=ReentrantCallbackGroup())
+            self, RollOut, self._action, execute_callback=self.execute,
+            goal_callback=self.on_goal_request, handle_accepted_callback=self.goals.accepted,
+            cancel_callback=lambda _: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
         self.get_logger().info(f"{cfg.env_id} instance ({self.space.ndim}-D: {', '.join(self.space.names)}), "
                                f"seed {cfg.seed}, Ergo state {'on' if self.ergo else 'off'}")
 
     # ------------------------------------------------------------------ weights
     def on_weights(self, msg: PolicyWeights) -> None:
+        if not self.signing.accept(msg, topics.POLICY_WEIGHTS):
+            return
         if self.frozen:  # a probe's instance rolls out its frozen policy only
             self.diagnostics.count("ignored_weights")
             return
@@ -159,9 +164,13 @@ class SimNode(Node):
         self.diagnostics.set_status(DiagnosticStatus.OK, f"policy version {msg.version}")
 
     # ------------------------------------------------------------------ goals
+    def on_goal_request(self, goal: RollOut.Goal) -> GoalResponse:
+        """Goals not signed with the run's key are rejected before they are queued."""
+        return GoalResponse.ACCEPT if self.signing.accept(goal, self._action) else GoalResponse.REJECT
+
     def execute(self, goal_handle: ServerGoalHandle) -> RollOut.Result:
         try:
-            return self._roll_out(goal_handle)
+            return self.signing.sign(self._roll_out(goal_handle))
         finally:
             self.goals.finished()
             self.diagnostics.values["queued_goals"] = str(self.goals.queued)
@@ -210,7 +219,7 @@ class SimNode(Node):
         settings = RolloutSettings(self.config.seed, noise, reference_noise, self.config.rollout_max_steps)
         randomized = self._run(self.randomized_env, held, setting, "randomized", setting.values, setting.normalized,
                                settings)
-        goal_handle.publish_feedback(RollOut.Feedback(steps_done=randomized.length))
+        goal_handle.publish_feedback(self.signing.sign(RollOut.Feedback(steps_done=randomized.length)))
         steps = randomized.length
         values = {"episode_return": randomized.episode_return}
         if goal.with_reference:
@@ -254,7 +263,7 @@ class SimNode(Node):
         msg = trajectories.to_msg(trajectory, env_id=self.config.env_id, names=self.space.names,
                                   instance_id=self.get_name(), run_id=self.run_id)
         msg.header.stamp = self.get_clock().now().to_msg()
-        self.trajectory_pub.publish(msg)
+        self.trajectory_pub.publish(self.signing.sign(msg))
         return trajectory
 
     # ------------------------------------------------------------------ shutdown

@@ -25,6 +25,7 @@ from rclpy.task import Future
 from adr_interfaces.action import RollOut
 from adr_interfaces.msg import ParameterSet
 from adr_ros import topics
+from adr_ros.signing import RunSigning
 
 TRAJECTORY_GRACE_S = 2.0
 
@@ -45,8 +46,9 @@ class DispatchReport:
 
 class RolloutDispatcher:
     def __init__(self, node: Node, instances: list[str], rollout_timeout: float, max_attempts: int = 5,
-                 period: float = 0.01) -> None:
+                 period: float = 0.01, signing: RunSigning | None = None) -> None:
         self._node = node
+        self._signing = signing  # goals signed, results checked (adr_ros.signing); None only in unit tests
         group = MutuallyExclusiveCallbackGroup()
         self._clients = {name: ActionClient(node, RollOut, topics.roll_out_action(name), callback_group=group)
                          for name in instances}
@@ -142,6 +144,8 @@ class RolloutDispatcher:
             name = idle[0]
             goal = self._goals[slot]
             goal.newest_policy_version = max(goal.min_policy_version, self._newest_version())
+            if self._signing is not None:
+                self._signing.sign(goal)
             self._in_flight[name] = _InFlight(slot, now, self._clients[name].send_goal_async(goal))
 
     def _check(self, name: str, flight: _InFlight, now: float, done: set[int]) -> None:
@@ -155,6 +159,9 @@ class RolloutDispatcher:
             del self._in_flight[name]
             self._ended[flight.slot] = now
             result = flight.result_future.result().result
+            if self._signing is not None and not self._signing.accept(result, topics.roll_out_action(name)):
+                self._fail(name, flight, f"{name}'s result for slot {flight.slot} is not signed with the run's key")
+                return
             if not result.success:
                 self._fail(name, flight, f"{name} failed slot {flight.slot}: {result.message}", bench=False)
             else:

@@ -41,6 +41,7 @@ from adr_ros import policy_weights, qos, run_ids, topics
 from adr_ros.arrays import from_field, to_field
 from adr_ros.checkpoints import component_file
 from adr_ros.diagnostics import NodeDiagnostics
+from adr_ros.signing import RunSigning
 from adr_trainer_node.dispatcher import RolloutDispatcher
 from adr_trainer_node.inbox import Expected, TrajectoryInbox
 
@@ -56,7 +57,8 @@ class GraphSteps:
                  agent: OffPolicyAgent, *, mode: str, instances: list[str], rollout_timeout: float,
                  service_timeout: float, wait_for_recorder: str, stop_requested: threading.Event,
                  diagnostics: NodeDiagnostics, position: Callable[[], tuple[int, int | None]],
-                 first_iteration: int = 0) -> None:
+                 signing: RunSigning, first_iteration: int = 0) -> None:
+        self.signing = signing  # everything sent is signed, everything received checked first (adr_ros.signing)
         self.node, self.config, self.space, self.agent = node, config, space, agent
         self.mode, self.instances, self.service_timeout = mode, instances, service_timeout
         self.wait_for_recorder, self.stop_requested = wait_for_recorder, stop_requested
@@ -96,7 +98,7 @@ class GraphSteps:
         if self.learns_from_rewards:
             self.save_clients["discriminator"] = node.create_client(
                 SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT, callback_group=group)
-        self.dispatcher = RolloutDispatcher(node, instances, rollout_timeout)
+        self.dispatcher = RolloutDispatcher(node, instances, rollout_timeout, signing=signing)
 
     @property
     def sampler_learns(self) -> bool:
@@ -104,6 +106,8 @@ class GraphSteps:
 
     # ------------------------------------------------------------------ subscriptions
     def on_trajectory(self, msg: TrajectoryMsg) -> None:
+        if not self.signing.accept(msg, topics.TRAJECTORIES):  # before it can count toward a copy cap
+            return
         refusal = self.inbox.offer(msg, received_ns=time.time_ns())
         if refusal is None:
             self.diagnostics.count("trajectories_accepted")
@@ -121,6 +125,8 @@ class GraphSteps:
         return False
 
     def on_rewards(self, msg: ParticleRewards) -> None:
+        if not self.signing.accept(msg, topics.PARTICLE_REWARDS):
+            return
         if self.learns_from_outcomes:  # boundary ADR: this node computes the scores it sends; none come in
             return
         if self._stale(int(msg.iteration)):
@@ -141,6 +147,8 @@ class GraphSteps:
         self.rewards[int(msg.iteration)] = rewards.copy()
 
     def on_sampler_state(self, msg: SamplerState) -> None:
+        if not self.signing.accept(msg, topics.SAMPLER_STATE):
+            return
         if self._stale(int(msg.iteration)):
             return
         values = from_field(msg.metric_values, np.float64)
@@ -251,7 +259,7 @@ class GraphSteps:
         msg.header.stamp = self.node.get_clock().now().to_msg()
         msg.slots = to_field(np.arange(self.slots), np.uint32)
         msg.rewards = to_field(scores, np.float64)
-        self.outcomes_pub.publish(msg)
+        self.outcomes_pub.publish(self.signing.sign(msg))
 
     def publish_acceptance(self, k: int, accepted: list[Trajectory]) -> None:
         """Which trajectory counts for each slot of iteration k, by digest: the discriminator scores exactly these
@@ -259,7 +267,7 @@ class GraphSteps:
         msg = AcceptedTrajectories(run_id=self.run_id, iteration=k, kinds=[KIND_CODES[t.kind] for t in accepted],
                                    slots=[t.slot for t in accepted], digests=[trajectory_digest(t) for t in accepted])
         msg.header.stamp = self.node.get_clock().now().to_msg()
-        self.accepted_pub.publish(msg)
+        self.accepted_pub.publish(self.signing.sign(msg))
 
     def publish_weights(self) -> None:
         msg = policy_weights.to_msg(self.agent.actor_state_dict(), version=self.agent.policy_version,
@@ -267,7 +275,7 @@ class GraphSteps:
                                     act_dim=self.agent.act_dim, run_id=self.run_id)
         msg.header.stamp = self.node.get_clock().now().to_msg()
         self.inbox.note_published(self.agent.policy_version)
-        self.weights_pub.publish(msg)
+        self.weights_pub.publish(self.signing.sign(msg))
 
     def feedback(self, k: int) -> Feedback:
         return Feedback(self.rewards_of(k), self.sampler_metrics_of(k), self.discriminator_metrics.pop(k, {}))
@@ -368,11 +376,15 @@ class GraphSteps:
         a checkpoint is being saved)."""
         if not client.wait_for_service(timeout_sec=max(0.0, min(1.0, deadline - time.monotonic()))):
             return None
-        future = client.call_async(request)
+        future = client.call_async(self.signing.sign(request))
         while not future.done() and time.monotonic() < deadline:
             self.check_stop(allow_during_checkpoint=not stoppable)
             time.sleep(0.002)
-        return future.result() if future.done() else None
+        if not future.done():
+            return None
+        response = future.result()
+        # an answer not signed with the run's key counts as none (asked again until the deadline)
+        return response if self.signing.accept(response, client.srv_name) else None
 
     def check_stop(self, allow_during_checkpoint: bool = False) -> None:
         if self.stop_requested.is_set() and not allow_during_checkpoint:

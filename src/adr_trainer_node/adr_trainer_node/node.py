@@ -42,7 +42,7 @@ from adr_ros.checkpoints import checkpoint_dir, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
 from adr_ros.metrics import MetricPublisher
-from adr_ros.run_config import declare_run
+from adr_ros.run_config import declare_run, declare_signing
 from adr_trainer_node.agent_checkpoint import load_agent, save_agent
 from adr_trainer_node.graph_steps import GraphSteps
 from adr_trainer_node.probe_loop import run_probe
@@ -97,10 +97,13 @@ class TrainerNode(Node):
                                    f"({self.agent.transitions_seen} agent steps)")
         self.stop_requested = stop_requested or threading.Event()
         self.diagnostics = NodeDiagnostics(self)
+        self.signing = declare_signing(self, spec.run_id)
+        self.signing.count_drops(self.diagnostics.count)
         self.steps = GraphSteps(self, spec, cfg, self.space, self.agent, mode=self.mode, instances=self.instances,
                                 rollout_timeout=self.rollout_timeout, service_timeout=self.service_timeout,
                                 wait_for_recorder=self.wait_for_recorder, stop_requested=self.stop_requested,
-                                diagnostics=self.diagnostics, first_iteration=iteration,
+                                diagnostics=self.diagnostics, signing=self.signing,
+                                first_iteration=iteration,
                                 position=lambda: (self.run.iteration, self.run.last_completed))
         self.run = RemoteRun(self.agent, cfg, self.steps, overlap=self.mode == "async",
                              stop_requested=self.stop_requested, iteration=iteration, wall_time=wall_time,

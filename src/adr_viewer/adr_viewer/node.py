@@ -23,6 +23,7 @@ from adr_ros.arrays import from_field
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node
 from adr_ros.metrics import PREFIX as METRIC_PREFIX
+from adr_ros.signing import KeyError_, RunSigning
 from adr_viewer.live_state import Histogram, LiveState, Particles
 from adr_viewer.markers import particle_markers
 from adr_viewer.web_server import WebServer
@@ -63,9 +64,22 @@ class ViewerNode(Node):
             "Side of the drawn parameter cube (m)")).value
         self.run_id = self.declare_parameter("run_id", "", _read_only(
             "Show only the sampler state of this run (the launch sets it); empty: of any run")).value
+        key_file = self.declare_parameter("key_file", "", _read_only(
+            "The run's key file: show only sampler messages signed with it (the launch sets it); empty: show "
+            "unchecked messages (the viewer steers nothing)")).value
 
         self.state = LiveState(history)
         self.diagnostics = NodeDiagnostics(self)  # refused (malformed) messages: rejected_<reason>
+        self.signing: RunSigning | None = None
+        if key_file:
+            if not self.run_id:
+                raise ValueError("key_file needs run_id: signatures are checked per run")
+            try:
+                self.signing = RunSigning.from_file(key_file, self.run_id, self.get_fully_qualified_name(),
+                                                    self.get_logger().warning)
+            except KeyError_ as error:  # run_node reports ValueErrors as a one-line fatal error
+                raise ValueError(str(error)) from None
+            self.signing.count_drops(self.diagnostics.count)
         self.metric_prefix = self.resolve_topic_name(METRIC_PREFIX + "x")[:-1]
         self._metric_subscriptions: dict[str, object] = {}
         for name in names:
@@ -107,7 +121,8 @@ class ViewerNode(Node):
         refusal = run_ids.foreign(msg.run_id, self.run_id, type(msg).__name__) if self.run_id else None
         if refusal is not None:
             self.diagnostics.reject("run_id", refusal)
-        return refusal is not None
+            return True
+        return self.signing is not None and not self.signing.accept(msg, type(msg).__name__)
 
     def on_histogram(self, msg: SampleHistogram) -> None:
         if self._other_run(msg):
