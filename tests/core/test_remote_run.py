@@ -24,12 +24,13 @@ class LocalSteps:
     sampler react to an iteration's trajectories as soon as they exist, whatever the learner is doing."""
 
     def __init__(self, trainer: Trainer, lose_feedback_of: int | None = None,
-                 stop_in_propose_of: int | None = None) -> None:
+                 stop_in_propose_of: int | None = None, stop_when_lost: bool = True) -> None:
         self.parts = trainer.components()
         self.agent = trainer.agent
         self.published: list[dict] = []
         self.answers: dict[int, Feedback] = {}
         self.lose_feedback_of, self.stop_in_propose_of = lose_feedback_of, stop_in_propose_of
+        self.stop_when_lost = stop_when_lost  # False: the answer is lost on the wire, nobody asked to stop
         self.stop = threading.Event()
 
     @property
@@ -57,7 +58,7 @@ class LocalSteps:
         self.published.append({name: value.clone() for name, value in self.agent.actor_state_dict().items()})
 
     def feedback(self, k: int) -> Feedback:
-        if k == self.lose_feedback_of:
+        if k == self.lose_feedback_of and self.stop_when_lost:
             self.stop.set()  # the graph stops: the sampler's answer of k never comes
         return self.answers.pop(k)
 
@@ -104,6 +105,19 @@ def test_an_iteration_whose_feedback_never_came_while_stopping_is_undone() -> No
     assert [row["iteration"] for row in rows.rows] == [0, 1]
     assert run.iteration == 2  # sync: iteration 2 is redone on resume
     assert run.agent_steps == rows.rows[-1]["agent_steps"]  # the agent is back at its state after iteration 1
+
+
+def test_sync_feedback_lost_without_a_stop_undoes_the_iteration_and_ends_the_run_with_the_reason() -> None:
+    """Issue 47: rewards lost on the wire used to give a row without the sampler's columns and a run whose final
+    checkpoint could not be written; now the iteration is undone and the run ends saying why."""
+    config = tiny_config(total_agent_steps=5000)
+    run, steps, rows = remote(config, {"lose_feedback_of": 2, "stop_when_lost": False})
+    run.run()
+    assert [row["iteration"] for row in rows.rows] == [0, 1] and not steps.stop.is_set()
+    assert run.iteration == 2 and not run.done
+    assert run.agent_steps == rows.rows[-1]["agent_steps"]
+    assert run.failure == ("iteration 2 did not complete: the sampler's update did not arrive within the wait; the "
+                           "agent is back at its state after iteration 1")
 
 
 def test_a_stop_request_from_a_step_ends_the_loop_between_two_steps() -> None:

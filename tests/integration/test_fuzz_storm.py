@@ -15,11 +15,25 @@ A forger (issue 30) sends what the graph's rules can tell apart although it is w
 and aimed at what is awaited now: on every real proposal, rollouts for that very slot made before the real one
 (policy version 2^62, a setting never dispatched, rewards of 1e6 per step); on every real iteration's rewards, a
 copy whose statistics claim the trainer's columns and rewards of -1e300 for the iteration the sampler awaits next;
-and a second propose client asking for "whichever iteration is current"."""
+and a second propose client asking for "whichever iteration is current".
+
+Issue 47 (every message is signed with the run's key, adr_ros.signing): the forger, who has no key, also sends what
+no in-band rule could refuse. Four copies of every real trajectory (two verbatim, signature and all: replays; two
+with their rewards changed under the stolen signature), which used to make the discriminator refuse the real ones
+as too many copies; plausible rewards (-0.7 per slot) for exactly the iteration the sampler awaits, unsigned and under
+a real message's stolen signature, which the sampler used to apply; and a flood (~1000 unsigned messages/s on the
+rewards, trajectories and sampler-state topics for the whole run), which used to displace the real rewards from the
+nodes' queues. A UDR run gets "next iteration" propose calls, which used to push its sampler ahead of its trainer.
+Each run equals the clean run of its seed to the bit."""
 from __future__ import annotations
 
+import copy
+import json
+import os
 import re
+import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -37,8 +51,11 @@ from adr_ros import qos, topics, trajectories
 from adr_ros.arrays import from_field, to_field
 from graph_harness.graph_runs import finish, metric_rows, read_until, run_in_process, sample_rows, start_graph
 from graph_harness.ros_processes import executable
+from graph_harness.signing import run_key, signer
 
 BUDGET = 1000
+SLOTS = 2  # TINY: 2 particles, one rollout each
+FLOOD_RATE = os.environ.get("ADR_FLOOD_RATE", "0")
 RUN_ID = "storm-run"  # the graph's run id (run_id:=): most junk carries it, the replayer another
 FAR = 1_000  # iterations this far ahead are never the current one in a 1000-step run
 
@@ -224,6 +241,7 @@ def forger(node, sent: dict[str, int]) -> None:  # noqa: ANN001
     def on_rewards(real: ParticleRewards) -> None:
         if real.run_id != RUN_ID or "discriminator_loss" not in real.metric_names:
             return  # not the discriminator's (a forgery, this one's included: no feedback loop)
+        stolen["rewards"] = copy.deepcopy(real.signature)
         n = len(real.slots)
         rewards_pub.publish(ParticleRewards(run_id=RUN_ID, iteration=real.iteration, slots=real.slots,
                                             rewards=real.rewards, metric_names=["return_mean", "iteration",
@@ -233,8 +251,53 @@ def forger(node, sent: dict[str, int]) -> None:  # noqa: ANN001
                                             rewards=to_field(np.full(n, -1e300), np.float64)))
         count("rewards")
 
+    stolen: dict[str, object] = {}
+    copied: set[tuple[str, int]] = set()
+
+    def awaited_rewards(proposal: ParameterSet) -> None:
+        """Plausible rewards for the iteration the sampler awaits (the one it just proposed), once per iteration:
+        unsigned, and under the last real rewards' signature."""
+        if proposal.run_id != RUN_ID or proposal.slot != 0:
+            return
+        slots = list(range(SLOTS))
+        for signature in (None, stolen.get("rewards")):
+            forged = ParticleRewards(run_id=RUN_ID, iteration=proposal.iteration, slots=slots,
+                                     rewards=to_field(np.full(SLOTS, -0.7), np.float64))
+            if signature is not None:
+                forged.signature = signature
+            rewards_pub.publish(forged)
+            count("awaited_rewards")
+
+    def copies(real: Trajectory) -> None:
+        """Four copies of a real trajectory: two replays (signature intact), two altered under its signature."""
+        key = (real.signature.sender, real.signature.sequence)
+        if real.run_id != RUN_ID or real.instance_id == "forger" or not real.signature.sender or key in copied:
+            return  # not the run's, unsigned (the storm's), or copied already (its own copies come back to it)
+        copied.add(key)
+        for altered in (False, False, True, True):
+            forged = copy.deepcopy(real)
+            if altered:
+                forged.rewards = to_field(np.full(len(real.rewards), 1e3, np.float32), np.float32)
+            trajectory_pub.publish(forged)
+            count("copies")
+
     node.create_subscription(ParameterSet, topics.PROPOSALS, on_proposal, qos.RELIABLE_STREAM)
+    node.create_subscription(ParameterSet, topics.PROPOSALS, awaited_rewards, qos.RELIABLE_STREAM)
     node.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, on_rewards, qos.RELIABLE_STREAM)
+    node.create_subscription(Trajectory, topics.TRAJECTORIES, copies, qos.RELIABLE_STREAM)
+
+
+def start_flood(env: dict[str, str]) -> subprocess.Popen:
+    """graph_harness.flood in its own process: ~1200 unsigned messages/s on the rewards, sampler-state and
+    trajectory topics (the issue's flood: ~30k in 25 s) under the run's id, until stopped."""
+    return subprocess.Popen([sys.executable, "-m", "graph_harness.flood", "--run-id", RUN_ID, "--rate", FLOOD_RATE],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def stop_flood(process: subprocess.Popen) -> int:
+    process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=30)
+    return int(json.loads(output.strip().splitlines()[-1])["flood_sent"])
 
 
 def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], ros_domain_id: int,
@@ -253,18 +316,23 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
         seen: list[str] = []
         read_until(graph, r"adr_trainer\]: adr on", 120, seen)
         storming = threading.Thread(target=storm, args=(node, run_dir, stop, sent), daemon=True)
+        flooding = start_flood(ros_env)
         storming.start()
         try:
             output = finish(graph, seen)
         finally:
             stop.set()
             storming.join(timeout=10)
+            sent["flood"] = stop_flood(flooding)
     monitor_alive = monitor.poll() is None
     monitor.terminate()
     _, monitor_errors = monitor.communicate(timeout=30)
     assert graph.returncode == 0, output
-    assert sum(sent.values()) > 300 and len(sent) == 9 + len(REPLAYED) + 3, sent
+    assert sum(sent.values()) > 300 and len(sent) == 9 + len(REPLAYED) + 6, sent
     assert sent["forged_trajectories"] >= 3 * 8 and sent["forged_rewards"] >= 2, sent
+    assert sent["forged_copies"] >= 4 * 8 and sent["forged_awaited_rewards"] >= 2 * 4 and sent["flood"] > 3000, sent
+    for dropped in ("unsigned", "bad_signature", "replayed"):  # first of each kind logged (and counted)
+        assert re.search(rf"dropped a message on \S+: {dropped}", output), (dropped, output)
     assert metric_rows(run_dir) == metric_rows(reference)  # nothing got in, nothing was displaced
     assert sample_rows(run_dir) == sample_rows(reference)
     assert "Traceback" not in output, output
@@ -273,3 +341,52 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
     written = {p.resolve() for p in tmp_path.rglob("*") if p.is_file()}
     assert all(run_dir in p.parents or reference in p.parents for p in written), "a service wrote outside its run"
     assert not Path("/etc/sampler-000000.pt").exists()
+
+
+def test_next_iteration_calls_without_the_key_do_not_push_a_udr_sampler(ros_env: dict[str, str],
+                                                                          ros_domain_id: int, tmp_path: Path) -> None:
+    """UDR awaits no rewards, so before the key a propose call for the next iteration advanced its sampler (issue 47:
+    to iteration 1452; the trainer's checkpoint then failed). Now the calls, unsigned or signed with another key,
+    are dropped first thing; the run equals the in-process one."""
+    reference = tmp_path / "in_process"
+    run_in_process(reference, BUDGET, sampler="udr")
+    run_dir = tmp_path / "graph"
+    wrong_key = signer(run_key(tmp_path / "other"), RUN_ID)  # a key, not the run's
+    sent = {"unsigned": 0, "wrong_key": 0}
+    with probe_node("pushing_client", ros_domain_id) as node:
+        propose = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+        pushed = {"iteration": 0}
+
+        def on_proposal(proposal: ParameterSet) -> None:
+            pushed["iteration"] = max(pushed["iteration"], int(proposal.iteration) + 1)
+
+        node.create_subscription(ParameterSet, topics.PROPOSALS, on_proposal, qos.RELIABLE_STREAM)
+        graph = start_graph(run_dir, ros_env, BUDGET, "instances:=1", "method:=udr", f"run_id:={RUN_ID}")
+        seen: list[str] = []
+        read_until(graph, r"adr_trainer\]: udr on", 120, seen)
+        stop = threading.Event()
+
+        def push() -> None:
+            while not stop.is_set():
+                if propose.service_is_ready():
+                    for target in range(pushed["iteration"], pushed["iteration"] + 3):  # the next ones
+                        request = ProposeParameters.Request(run_id=RUN_ID, count=0, iteration=target)
+                        propose.call_async(request)
+                        sent["unsigned"] += 1
+                        propose.call_async(wrong_key.sign(copy.deepcopy(request)))
+                        sent["wrong_key"] += 1
+                time.sleep(0.02)
+
+        pusher = threading.Thread(target=push, daemon=True)
+        pusher.start()
+        try:
+            output = finish(graph, seen)
+        finally:
+            stop.set()
+            pusher.join(timeout=10)
+    assert graph.returncode == 0, output
+    assert sent["unsigned"] > 50 and sent["wrong_key"] > 50, sent
+    assert re.search(r"adr_sampler\].*dropped a message on \S+: unsigned", output), output
+    assert re.search(r"adr_sampler\].*dropped a message on \S+: bad_signature", output), output
+    assert metric_rows(run_dir) == metric_rows(reference)
+    assert sample_rows(run_dir) == sample_rows(reference)

@@ -83,10 +83,11 @@ class DiscriminatorNode(Node):
         self.metrics = MetricPublisher(self, METRICS)
         self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
         self.signing.count_drops(self.diagnostics.count)
-        self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM)
+        self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.CRITICAL_STREAM)
         self.create_subscription(AcceptedTrajectories, topics.ACCEPTED_TRAJECTORIES, self.on_accepted,
-                                 qos.RELIABLE_HISTORY)
-        self.create_service(SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT, self.on_save_checkpoint)
+                                 qos.CRITICAL_HISTORY)
+        self.create_service(SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT, self.on_save_checkpoint,
+                            qos_profile=qos.CRITICAL_SERVICE)
         self._show_progress()
         self.get_logger().info(f"{cfg.env_id}: {self.slots} randomized + {self.slots} reference trajectories per "
                                f"iteration, reward {cfg.discriminator.reward}, waiting for iteration {next_iteration}")

@@ -100,9 +100,15 @@ def _feed(digest: Any, value: Any) -> None:
     elif isinstance(value, float):
         digest.update(b"f" + struct.pack("<d", value))
     elif isinstance(value, (list, tuple)):
-        digest.update(b"l" + len(value).to_bytes(8, "little"))
-        for item in value:
-            _feed(digest, item)
+        kinds = {type(item) for item in value}
+        if kinds == {bool}:  # bool[] fields are Python lists: one update, not one per element
+            digest.update(b"B" + len(value).to_bytes(8, "little") + bytes(value))
+        elif kinds == {float}:
+            digest.update(b"F" + len(value).to_bytes(8, "little") + struct.pack(f"<{len(value)}d", *value))
+        else:
+            digest.update(b"l" + len(value).to_bytes(8, "little"))
+            for item in value:
+                _feed(digest, item)
     else:
         raise TypeError(f"cannot sign a field of type {type(value).__name__}")
 

@@ -73,11 +73,13 @@ class SamplerNode(Node):
         self.metrics = MetricPublisher(self, METRICS + own)
         self.diagnostics = NodeDiagnostics(self)
         self.signing.count_drops(self.diagnostics.count)
-        self.create_service(ProposeParameters, topics.PROPOSE_SERVICE, self.on_propose)
-        self.create_service(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT, self.on_save_checkpoint)
+        self.create_service(ProposeParameters, topics.PROPOSE_SERVICE, self.on_propose,
+                            qos_profile=qos.CRITICAL_SERVICE)
+        self.create_service(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT, self.on_save_checkpoint,
+                            qos_profile=qos.CRITICAL_SERVICE)
         # transient-local: rewards published before this subscription matched the discriminator's publisher still
         # arrive (a fresh-clone CI run lost iteration 0's and waited for them until the trainer gave up)
-        self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards, qos.RELIABLE_HISTORY)
+        self.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards, qos.CRITICAL_HISTORY)
         self.diagnostics.set_status(DiagnosticStatus.OK, f"ready to propose iteration {self.iteration}")
         self.get_logger().info(f"{cfg.sampler} sampler over {self.space.ndim}-D space of {cfg.env_id} "
                                f"({', '.join(self.space.names)}), {self.sampler.num_proposals} settings/iteration")

@@ -122,13 +122,14 @@ class SimNode(Node):
         self.diagnostics.values["queued_goals"] = "0"
         self.diagnostics.set_status(DiagnosticStatus.WARN, "frozen policy (probe)" if self.frozen
                                     else "waiting for policy weights")
-        self.create_subscription(PolicyWeights, topics.POLICY_WEIGHTS, self.on_weights, qos.RELIABLE_HISTORY)
+        self.create_subscription(PolicyWeights, topics.POLICY_WEIGHTS, self.on_weights, qos.CRITICAL_HISTORY)
         # goal requests and cancels are answered while a goal executes (or waits for weights): reentrant group
         self._action = topics.roll_out_action(self.get_name())
         self.action_server = ActionServer(
             self, RollOut, self._action, execute_callback=self.execute,
             goal_callback=self.on_goal_request, handle_accepted_callback=self.goals.accepted,
-            cancel_callback=lambda _: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup())
+            cancel_callback=lambda _: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup(),
+            goal_service_qos_profile=qos.CRITICAL_SERVICE, result_service_qos_profile=qos.CRITICAL_SERVICE)
         self.get_logger().info(f"{cfg.env_id} instance ({self.space.ndim}-D: {', '.join(self.space.names)}), "
                                f"seed {cfg.seed}, Ergo state {'on' if self.ergo else 'off'}")
 

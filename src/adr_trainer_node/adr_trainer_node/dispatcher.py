@@ -24,7 +24,7 @@ from rclpy.task import Future
 
 from adr_interfaces.action import RollOut
 from adr_interfaces.msg import ParameterSet
-from adr_ros import topics
+from adr_ros import qos, topics
 from adr_ros.signing import RunSigning
 
 TRAJECTORY_GRACE_S = 2.0
@@ -50,7 +50,9 @@ class RolloutDispatcher:
         self._node = node
         self._signing = signing  # goals signed, results checked (adr_ros.signing); None only in unit tests
         group = MutuallyExclusiveCallbackGroup()
-        self._clients = {name: ActionClient(node, RollOut, topics.roll_out_action(name), callback_group=group)
+        self._clients = {name: ActionClient(node, RollOut, topics.roll_out_action(name), callback_group=group,
+                                             goal_service_qos_profile=qos.CRITICAL_SERVICE,
+                                             result_service_qos_profile=qos.CRITICAL_SERVICE)
                          for name in instances}
         self._timeout = rollout_timeout
         self._max_attempts = max_attempts

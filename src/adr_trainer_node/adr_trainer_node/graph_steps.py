@@ -81,23 +81,25 @@ class GraphSteps:
         self.weights_pub = node.create_publisher(PolicyWeights, topics.POLICY_WEIGHTS, qos.LATCHED)
         self.accepted_pub = node.create_publisher(AcceptedTrajectories, topics.ACCEPTED_TRAJECTORIES,
                                                   qos.RELIABLE_HISTORY)
-        node.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.RELIABLE_STREAM,
+        node.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.CRITICAL_STREAM,
                                  callback_group=group)
         self.rewards_sub = node.create_subscription(ParticleRewards, topics.PARTICLE_REWARDS, self.on_rewards,
-                                                    qos.RELIABLE_HISTORY, callback_group=group)
+                                                    qos.CRITICAL_HISTORY, callback_group=group)
         # boundary ADR: the task scores of each iteration's slots go to the sampler as its "rewards"
         self.outcomes_pub = (node.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
                              if self.learns_from_outcomes else None)
-        # a reader history deeper than the publisher's 1: a burst from another publisher on the topic cannot
-        # displace the sampler's state of an iteration before this node has taken it (a fuzz storm did)
-        node.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.RELIABLE_HISTORY,
+        # KEEP_ALL (qos.py): a burst from another publisher on the topic cannot displace the sampler's state of an
+        # iteration before this node has taken it (a fuzz storm did, with the publisher's depth of 1)
+        node.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.CRITICAL_HISTORY,
                                  callback_group=group)
-        self.propose_client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE, callback_group=group)
+        self.propose_client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE, callback_group=group,
+                                                 qos_profile=qos.CRITICAL_SERVICE)
         self.save_clients = {"sampler": node.create_client(SaveCheckpoint, topics.SAMPLER_SAVE_CHECKPOINT,
-                                                           callback_group=group)}
+                                                           callback_group=group, qos_profile=qos.CRITICAL_SERVICE)}
         if self.learns_from_rewards:
             self.save_clients["discriminator"] = node.create_client(
-                SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT, callback_group=group)
+                SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT, callback_group=group,
+                qos_profile=qos.CRITICAL_SERVICE)
         self.dispatcher = RolloutDispatcher(node, instances, rollout_timeout, signing=signing)
 
     @property

@@ -155,6 +155,8 @@ class TrainerNode(Node):
                     self.get_logger().warning(
                         f"no final checkpoint of iteration {run.last_completed} ({error}); {self.resumable()}")
             log.close()
+        if run.failure is not None:  # after the final checkpoint of the last completed iteration (above)
+            raise RuntimeError(f"{run.failure}; {self.resumable()}")
         per_instance = ", ".join(f"{name} {n}" for name, n in self.steps.dispatcher.rollouts_done.items())
         summary = (f"{self.agent.transitions_seen} agent steps, {run.iteration} iterations, rollouts per instance: "
                    f"{per_instance}; run dir {self.run_dir}")
@@ -166,7 +168,8 @@ class TrainerNode(Node):
     def resumable(self) -> str:
         """Where resume:=true would continue, in words."""
         if self.last_checkpoint is None:
-            return "no checkpoint was written: resume:=true has nothing to continue from"
+            return ("no checkpoint was written (no iteration completed): resume:=true has nothing to continue from; "
+                    "start the run again (it is seeded: the same run)")
         return f"checkpoints/latest.json names iteration {self.last_checkpoint}: resume:=true continues after it"
 
     def checkpoint(self, k: int, final: bool = False) -> None:

@@ -17,7 +17,10 @@ of iteration k runs in a thread while iteration k+1 is rolled out with the lates
 
 A step raises ``StopRequested`` when the run is asked to stop (Ctrl-C); the loop then ends between two steps. An
 iteration whose feedback never came while the run stops did not complete: the agent goes back to its state after
-the previous iteration, so that the final checkpoint ties it to the other nodes' states of that iteration.
+the previous iteration, so that the final checkpoint ties it to the other nodes' states of that iteration. In sync
+mode the same holds when the feedback did not come within the steps' wait (lost on the wire, a helper that hangs):
+the iteration is undone, the loop ends and ``failure`` says why; the caller checkpoints the last completed
+iteration, and a resumed run redoes the failed one (no row of it was written).
 """
 from __future__ import annotations
 
@@ -84,6 +87,7 @@ class RemoteRun(AgentRun):
         self.stop_requested, self.warn = stop_requested, warn
         self.iteration, self.wall_time = iteration, wall_time
         self.solved = False  # the early-stop rule was met: the run is done before its budget
+        self.failure: str | None = None  # sync: an iteration that could not complete (its feedback never came)
         self.last_completed: int | None = iteration - 1 if iteration > 0 else None
         self.last_learning_s = 0.0  # the last agent update block (the Ctrl-C message says how long a stop may take)
         self.hooks: Sequence[Hook] = ()
@@ -114,7 +118,7 @@ class RemoteRun(AgentRun):
         self.steps.publish_weights()
         learning: threading.Thread | None = None
         try:
-            while not self.done and not self.stop_requested.is_set():
+            while not self.done and not self.stop_requested.is_set() and self.failure is None:
                 t0 = time.perf_counter()
                 k = self.iteration
                 proposals = self.steps.propose(k)
@@ -149,15 +153,19 @@ class RemoteRun(AgentRun):
         t_agent = self.last_learning_s = time.perf_counter() - t1
         self.steps.publish_weights()
         feedback = self.steps.feedback(k)
-        if (self.stop_requested.is_set() and self.steps.sampler_learns
-                and (feedback.rewards is None or feedback.sampler_metrics is None)):
-            # a helper died (or the graph stops) before finishing iteration k: no consistent state of k exists
+        incomplete = self.steps.sampler_learns and (feedback.rewards is None or feedback.sampler_metrics is None)
+        if incomplete and (self.stop_requested.is_set() or not self.overlap):
+            # a helper died, the graph stops, or (sync) the feedback was lost on the wire: no consistent state of k
             self.agent.undo(undo)
             missing = "the discriminator's rewards" if feedback.rewards is None else "the sampler's update"
-            self.warn(f"iteration {k} did not complete ({missing} never came): the agent is back at its state after "
-                      f"iteration {k - 1}; resume:=true redoes iteration {k}")
             if not self.overlap:
                 self.iteration = k
+            if self.stop_requested.is_set():
+                self.warn(f"iteration {k} did not complete ({missing} never came): the agent is back at its state "
+                          f"after iteration {k - 1}; resume:=true redoes iteration {k}")
+            else:
+                self.failure = (f"iteration {k} did not complete: {missing} did not arrive within the wait; the "
+                                f"agent is back at its state after iteration {k - 1}")
             return
         result = IterationResult(
             iteration=k, proposals=proposals.normalized, parameters=proposals.physical,
