@@ -25,7 +25,7 @@ if [[ $DEPLOY == 1 ]]; then
     VENV=${ADR_VENV:-$ROOT/.venv-deploy}
     REQUIREMENTS=(requirements/ros-jazzy-pip.txt requirements/deploy.txt requirements/deploy-nodeps.txt
                   requirements/constraints.txt)
-    INSTALL=install-deploy BUILD=build-deploy PACKAGES=(--packages-select adr_core adr_deploy poppy_driver adr)
+    INSTALL=install-deploy BUILD=build-deploy PACKAGES=(--packages-select adr_interfaces adr_ros adr_core adr_deploy poppy_driver adr)
 else
     VENV=${ADR_VENV:-$ROOT/.venv}
     REQUIREMENTS=(requirements/ros-jazzy-pip.txt requirements/python.txt requirements/constraints.txt)

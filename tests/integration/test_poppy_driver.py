@@ -25,7 +25,10 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from adr_interfaces.msg import ArmCommand, ArmState
+from adr_interfaces.srv import SetCompliant
 from graph_harness.ros_processes import executable, running
+from graph_harness.signing import key_parameter, run_key, signer
 
 pytestmark = pytest.mark.integration
 
@@ -248,3 +251,46 @@ def test_dry_run_with_pypots_dummy_simulator(ros_env: dict[str, str], tmp_path: 
             command, abs=1e-3), 10.0, "the dummy arm at the command")
         assert process.poll() is None
     assert "Traceback" not in (tmp_path / "driver.log").read_text()
+
+
+def test_with_the_deployments_key_only_signed_commands_move_the_arm(ros_env: dict[str, str], tmp_path: Path,
+                                                                    probe: Probe) -> None:
+    """Issue 47: with key_file the driver has no unsigned command interface; a command or service call signed with
+    another key, or replayed, is dropped; the arm follows only what is signed with its key; its state comes signed."""
+    key, other = run_key(tmp_path / "deploy"), run_key(tmp_path / "other")
+    ours, theirs = signer(key, "", "/operator"), signer(other, "", "/operator")
+    commands = probe.node.create_publisher(ArmCommand, "/poppy_driver/signed/commands", 10)
+    set_compliant = probe.node.create_client(SetCompliant, "/poppy_driver/signed/set_compliant")
+    states: list[ArmState] = []
+    probe.node.create_subscription(ArmState, "/poppy_driver/signed/arm_state", states.append, 10)
+    driver = [executable("poppy_driver", "poppy_driver"), "--ros-args", "-p", "simulator:=dummy",
+              "-p", "max_speed:=3.0", *key_parameter(key)]
+    log = tmp_path / "driver.log"
+    with running(driver, ros_env, log) as process:
+        probe.wait_for(lambda: probe.bus_is(OK, "compliant"), 20.0, "the dummy bus")
+        served = {name for name, _ in probe.node.get_service_names_and_types_by_node("poppy_driver", "/")}
+        assert "/poppy_driver/signed/set_compliant" in served and "/poppy_driver/set_compliant" not in served
+        assert probe.node.count_subscribers("/poppy_driver/commands") == 0  # the unsigned interface is off
+        forged = probe.call(set_compliant, theirs.sign(SetCompliant.Request(compliant=False)))
+        assert not forged.success and "not signed with this driver's key" in forged.message
+        request = ours.sign(SetCompliant.Request(compliant=False))
+        reply = probe.call(set_compliant, request)
+        assert reply.success and ours.accept(reply, "set_compliant")  # the answer is signed too
+        assert not probe.call(set_compliant, request).success  # the same request again: a replay
+        home = [0.0] * 6
+        target = [0.3, -0.3, 0.2, 0.0, 0.1, -0.1]
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:  # another key's commands: the arm stays where it is
+            commands.publish(theirs.sign(ArmCommand(positions=target)))
+            probe.settle(0.05)
+        assert list(probe.joint_states[-1].position) == pytest.approx(home, abs=1e-3)
+
+        def signed_state_at(values: list[float]) -> bool:
+            commands.publish(ours.sign(ArmCommand(positions=values)))
+            return bool(states) and ours.accept(states[-1], "arm_state") and list(
+                states[-1].joints.position) == pytest.approx(values, abs=1e-3) and not states[-1].compliant
+        probe.wait_for(lambda: signed_state_at(target), 10.0, "the arm at the signed command, signed state")
+        assert process.poll() is None
+    text = log.read_text()
+    assert "commands signed only" in text and "bad_signature" in text and "replayed" in text, text
+    assert "Traceback" not in text

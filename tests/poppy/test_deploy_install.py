@@ -18,7 +18,7 @@ BLOCKED = ("torch", "mujoco", "Box2D", "matplotlib", "tensorboard", "stable_base
 # import names of what the deploy install does have (requirements/deploy*.txt and their dependencies)
 DEPLOY_IMPORTS = {"numpy", "gymnasium", "cloudpickle", "farama_notifications", "typing_extensions", "pybullet",
                   "yaml", "serial", "onnxruntime", "flatbuffers", "google", "packaging", "pypot"}
-OUR_PACKAGES = {"adr_core", "adr_deploy", "poppy_driver"}
+OUR_PACKAGES = {"adr_core", "adr_deploy", "poppy_driver", "adr_ros"}  # adr_ros: the messages' signing
 
 PROBE = """
 import sys

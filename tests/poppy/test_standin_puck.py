@@ -87,7 +87,7 @@ def test_the_tracker_reports_the_state_latency_ago_with_noise_and_its_capture_st
     (["--task", "pusher", "--puck-set", "damping=-1"], "damping=-1 is outside [0, 2]"),
     (["--task", "pusher", "--puck-set", "latency_s=nan"], "latency_s=nan is not a number"),
     (["--task", "pusher", "--puck-set", "mass=1"], "expected key=value with key one of"),
-    (["--puck", "slippery"], "--puck and --puck-set need --task pusher"),
+    (["--puck", "slippery"], "--puck, --puck-set and --key-file need --task pusher"),
     (["--task", "pusher", "--motion", "constant"], "--task pusher needs --motion physics"),
 ])
 def test_bad_puck_settings_are_one_line_and_start_nothing(tmp_path, argv, message) -> None:

@@ -352,7 +352,8 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
 
 TRAIN_TOPICS = ("adr/proposals", "adr/particle_rewards", "adr/sampler_state", "adr/sample_histogram",
                 "adr/metrics/*", "diagnostics", "joint_states", "adr_sim_*/goal", "adr/trajectories")
-DEPLOY_TOPICS = ("joint_states", "diagnostics", "poppy_driver/*", "policy_runner/*", "clicked_point")
+DEPLOY_TOPICS = ("joint_states", "diagnostics", "poppy_driver/*", "policy_runner/*", "clicked_point", "signed/*",
+                 "puck", "puck_start")
 
 
 def _local_instances(args: Mapping[str, str], instances: list[str]) -> list[str]:
@@ -414,8 +415,27 @@ DEPLOY_REAL_ARGUMENTS = (
     Argument("bag_dir", "", "record:=true: the bag folder (empty: <checkpoint's run dir>/deploy_bag_<time>)"),
     Argument("record_trajectories", "0", "unused here (train_sim's)", kind=float),
     Argument("record_overwrite", "false", "record:=true: replace an existing bag folder", ("true", "false")),
+    Argument("key_file", "", "the deployment's key: the driver takes commands and the runner puck readings only "
+             "signed with it (empty: $ROS_HOME/adr/deploy.key, created when absent, which adr-standin-arm also uses; "
+             "none: the driver's unsigned std interface)"),
     DDS_INTERFACES,
 )
+
+
+def deploy_key(args: Mapping[str, str]) -> str:
+    """The deployment's key file ('' for key_file:=none): key_file:= (checked now) or the user's default one, which
+    ``prepare_files`` creates when absent."""
+    from adr_ros.signing import KeyError_, default_deploy_key, read_key
+
+    if args["key_file"] == "none":
+        return ""
+    if not args["key_file"]:
+        return str(default_deploy_key())
+    try:
+        read_key(args["key_file"])
+    except KeyError_ as error:
+        raise ValueError(f"deploy_real: {error}") from None
+    return str(Path(args["key_file"]).resolve())
 
 
 def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
@@ -428,7 +448,9 @@ def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
         load_deployable(args["checkpoint"])
     except ValueError as error:
         raise ValueError(f"deploy_real: checkpoint:={args['checkpoint']}: {error}") from None
-    driver: dict[str, Any] = {"rate": float(args["driver_rate"]), "connect_timeout": float(args["connect_timeout"])}
+    key_file = deploy_key(args)
+    driver: dict[str, Any] = {"rate": float(args["driver_rate"]), "connect_timeout": float(args["connect_timeout"]),
+                              "key_file": key_file}
     if args["dry_run"] == "true":
         driver["simulator"] = "dummy"
     if args["port"]:
@@ -438,7 +460,8 @@ def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
     runner = {"checkpoint": str(Path(args["checkpoint"]).resolve()), "goal_mode": args["goal_mode"],
               "episodes": int(args["episodes"]), "seed": int(args["seed"]), "driver": "poppy_driver",
               "results_file": str(Path(args["results_file"]).resolve()) if args["results_file"] else "",
-              "steps_file": str(Path(args["steps_file"]).resolve()) if args["steps_file"] else ""}
+              "steps_file": str(Path(args["steps_file"]).resolve()) if args["steps_file"] else "",
+              "key_file": key_file}
     # Either node exiting stops the graph: the runner when its episodes are done (or on a bad checkpoint),
     # the driver on a bad configuration (exit 2) or a bus that never answers (exit 3, after connect_timeout).
     nodes = [NodeSpec("poppy_driver", "poppy_driver", "poppy_driver", driver, required=True),

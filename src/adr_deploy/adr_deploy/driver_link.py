@@ -1,5 +1,10 @@
 """The poppy_driver node as the policy runner's ``ArmLink``: joint_states, /diagnostics, commands and services.
 
+With the deployment's key (``signing``; issue 47) the link uses the driver's signed interface instead
+(poppy_driver/signed_interface.py): ``<driver>/signed/arm_state`` in place of joint_states and /diagnostics, signed
+commands and service calls, and the puck tracker's ``signed/puck`` / ``signed/puck_start``; whatever is not signed
+with the key is dropped before it is read, and an answer not signed with it counts as a refusal.
+
 ROS callbacks (the executor thread) only store readings; the runner's worker thread reads them, publishes commands
 and calls the services, waiting on the futures the executor completes.
 """
@@ -18,33 +23,50 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
+from adr_interfaces.msg import ArmCommand, ArmState, SignedPoint
+from adr_interfaces.srv import ArmTrigger, SetCompliant
+from adr_ros.signing import RunSigning
+
 from .policy_runner.errors import ArmNotReady, DeployError, Stopped
 from .policy_runner.goals import goal_from_point
 from .policy_runner.readings import JointReading, PuckReading, PuckTrack
 from .policy_runner.task import DeployTask
 
+DEPLOY_RUN_ID = ""  # as the driver's (poppy_driver.signed_interface): a deployment's key alone tells it apart
 SERVICE_TIMEOUT_S = 10.0
 POLL_S = 0.05
 
 
 class DriverLink:
     def __init__(self, node: Node, task: DeployTask, driver: str, frames: tuple[str, str],
-                 stop: threading.Event) -> None:
-        self._node, self._task, self._frames, self._stop = node, task, frames, stop
+                 stop: threading.Event, signing: RunSigning | None = None) -> None:
+        self._node, self._task, self._frames, self._stop, self._signing = node, task, frames, stop, signing
         self._lock = threading.Lock()
         self._joints: JointReading | None = None
         self._puck = PuckTrack()
         self._compliant: bool | None = None
         self._compliance_known_after = 0  # [ns] of the node's clock, like the driver's diagnostics stamps
         self._bus_status_name = f"{driver}: bus"
-        node.create_subscription(JointState, "joint_states", self._on_joint_states, QoSProfile(depth=10))
-        node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, QoSProfile(depth=10))
+        depth = QoSProfile(depth=10)
+        if signing is None:
+            node.create_subscription(JointState, "joint_states", self._on_joint_states, depth)
+            node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, depth)
+            self._commands = node.create_publisher(Float64MultiArray, f"{driver}/commands", QoSProfile(depth=1))
+            self._set_compliant = node.create_client(SetBool, f"{driver}/set_compliant")
+            self._go_to_rest = node.create_client(Trigger, f"{driver}/go_to_rest")
+        else:
+            node.create_subscription(ArmState, f"{driver}/signed/arm_state", self._on_arm_state, depth)
+            self._commands = node.create_publisher(ArmCommand, f"{driver}/signed/commands", QoSProfile(depth=1))
+            self._set_compliant = node.create_client(SetCompliant, f"{driver}/signed/set_compliant")
+            self._go_to_rest = node.create_client(ArmTrigger, f"{driver}/signed/go_to_rest")
+        self.puck_topic = "puck" if signing is None else "signed/puck"
         if task.needs_puck:
-            node.create_subscription(PointStamped, "puck", self._on_puck, QoSProfile(depth=10))
-            self._puck_start = node.create_publisher(PointStamped, "puck_start", QoSProfile(depth=1))
-        self._commands = node.create_publisher(Float64MultiArray, f"{driver}/commands", QoSProfile(depth=1))
-        self._set_compliant = node.create_client(SetBool, f"{driver}/set_compliant")
-        self._go_to_rest = node.create_client(Trigger, f"{driver}/go_to_rest")
+            if signing is None:
+                node.create_subscription(PointStamped, "puck", self._on_puck, depth)
+                self._puck_start = node.create_publisher(PointStamped, "puck_start", QoSProfile(depth=1))
+            else:
+                node.create_subscription(SignedPoint, "signed/puck", self._on_signed_puck, depth)
+                self._puck_start = node.create_publisher(SignedPoint, "signed/puck_start", QoSProfile(depth=1))
 
     # ArmLink ---------------------------------------------------------------------------------------------------
     def latest_joints(self) -> JointReading | None:
@@ -56,7 +78,7 @@ class DriverLink:
             return self._puck.latest
 
     def puck_tracker_present(self) -> bool:
-        return self._node.count_publishers("puck") > 0
+        return self._node.count_publishers(self.puck_topic) > 0
 
     def request_puck_start(self, position: tuple[float, float]) -> None:
         message = PointStamped()
@@ -64,18 +86,26 @@ class DriverLink:
         message.header.stamp = self._node.get_clock().now().to_msg()
         message.point.x, message.point.y = float(position[0]), float(position[1])
         if self._node.context.ok():
-            self._puck_start.publish(message)
+            self._puck_start.publish(message if self._signing is None
+                                     else self._signing.sign(SignedPoint(point=message)))
 
     def send(self, positions: Sequence[float]) -> None:
         if self._node.context.ok():  # Ctrl-C may shut rclpy down while the worker is between two checks
-            self._commands.publish(Float64MultiArray(data=[float(v) for v in positions]))
+            values = [float(v) for v in positions]
+            if self._signing is None:
+                self._commands.publish(Float64MultiArray(data=values))
+            else:
+                command = ArmCommand(positions=values)
+                command.header.stamp = self._node.get_clock().now().to_msg()
+                self._commands.publish(self._signing.sign(command))
 
     def compliant(self) -> bool | None:
         with self._lock:
             return self._compliant
 
     def stiffen(self) -> None:
-        reply = self._call(self._set_compliant, SetBool.Request(data=False))
+        request = SetBool.Request(data=False) if self._signing is None else SetCompliant.Request(compliant=False)
+        reply = self._call(self._set_compliant, request)
         if not reply.success:
             raise ArmNotReady(f"the driver refused: {reply.message}")
         with self._lock:  # reports stamped before this answer describe the arm before it stiffened
@@ -83,7 +113,7 @@ class DriverLink:
         self._node.get_logger().info(f"arm stiff: {reply.message}")
 
     def go_to_rest(self) -> None:
-        reply = self._call(self._go_to_rest, Trigger.Request())
+        reply = self._call(self._go_to_rest, Trigger.Request() if self._signing is None else ArmTrigger.Request())
         if not reply.success:
             raise ArmNotReady(f"the driver refused: {reply.message}")
         self._node.get_logger().info(f"go_to_rest: {reply.message}")
@@ -96,14 +126,17 @@ class DriverLink:
             if self._stop.wait(POLL_S):
                 raise Stopped()
         done = threading.Event()
-        future = client.call_async(request)
+        future = client.call_async(request if self._signing is None else self._signing.sign(request))
         future.add_done_callback(lambda _: done.set())
         while not done.wait(POLL_S):
             if self._stop.is_set():
                 raise Stopped()
             if time.monotonic() > deadline:
                 raise ArmNotReady(f"no answer from {client.srv_name} within {SERVICE_TIMEOUT_S:g} s")
-        return future.result()
+        reply = future.result()
+        if self._signing is not None and not self._signing.accept(reply, client.srv_name):
+            raise ArmNotReady(f"the answer of {client.srv_name} is not signed with the deployment's key")
+        return reply
 
     # ROS callbacks ---------------------------------------------------------------------------------------------
     def _on_joint_states(self, msg: JointState) -> None:
@@ -114,6 +147,21 @@ class DriverLink:
             return
         with self._lock:
             self._joints = reading
+
+    def _on_arm_state(self, msg: ArmState) -> None:
+        assert self._signing is not None
+        if not self._signing.accept(msg, "arm_state"):
+            return
+        self._on_joint_states(msg.joints)
+        stamp = Time.from_msg(msg.joints.header.stamp).nanoseconds
+        with self._lock:
+            if stamp >= self._compliance_known_after:
+                self._compliant = bool(msg.compliant) if msg.bus_ok else None  # bus down: unknown
+
+    def _on_signed_puck(self, msg: SignedPoint) -> None:
+        assert self._signing is not None
+        if self._signing.accept(msg, "puck"):
+            self._on_puck(msg.point)
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         stamp = Time.from_msg(msg.header.stamp).nanoseconds

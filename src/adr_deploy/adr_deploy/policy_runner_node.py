@@ -24,7 +24,9 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from .driver_link import DriverLink
+from adr_ros.signing import KeyError_, RunSigning
+
+from .driver_link import DEPLOY_RUN_ID, DriverLink
 from .messages import goal_point, runner_diagnostics
 from .policy_runner.episodes import PolicyRunner, RunnerSettings
 from .policy_runner.errors import ArmNotReady, DeployError, Stopped
@@ -57,6 +59,9 @@ class PolicyRunnerNode(Node):
         self.world_frame = p("world_frame", "world", "Frame of the simulators' world (goal coordinates)")
         self.base_frame = p("base_frame", "base_link", "The URDF's root link (world + base position)")
         clicked_topic = p("clicked_point_topic", "/clicked_point", "Goals in goal_mode clicked")
+        key_file = p("key_file", "", "The deployment's key (adr_ros.signing): talk to the driver's signed interface "
+                                     "and the puck tracker's signed topics, dropping what is not signed with it; "
+                                     "empty: the driver's unsigned std interface")
         self.rest_when_done = p("rest_when_done", True, "Call the driver's go_to_rest after the last episode")
         torch_threads = p("torch_threads", 1, "Torch CPU threads for a checkpoint policy (ONNX exports need no torch)")
         results_file = p("results_file", "", "Append each episode summary (JSON) to this file ('': none)")
@@ -85,7 +90,14 @@ class PolicyRunnerNode(Node):
         self.goals = (ClickedGoals(clicked_topic) if self.goal_mode == "clicked" else
                       RandomGoals(task, self.deployable.policy, self.deployable.space, seed,
                                   self.deployable.episode_steps))
-        self.arm = DriverLink(self, task, driver, (self.world_frame, self.base_frame), stop)
+        signing = None
+        if key_file:
+            try:
+                signing = RunSigning.from_file(key_file, DEPLOY_RUN_ID, self.get_fully_qualified_name(),
+                                               self.get_logger().warning)
+            except KeyError_ as error:
+                raise DeployError(str(error)) from None
+        self.arm = DriverLink(self, task, driver, (self.world_frame, self.base_frame), stop, signing)
         self.runner = PolicyRunner(self.deployable, self.arm, MonotonicClock(stop), settings, self.get_logger().info,
                                    step_log)
         self._error: str | None = None

@@ -51,14 +51,28 @@ class KeyError_(ValueError):  # noqa: N801 - KeyError is a builtin with other se
 def create_key_file(path: str | Path) -> Path:
     """A new random key in ``path`` (mode 0600), unless a usable one is there already (a resumed run keeps its key)."""
     path = Path(path)
-    if path.exists():
-        read_key(path)  # refuse a corrupt one rather than replace it silently
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(secrets.token_hex(KEY_BYTES) + "\n")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(secrets.token_hex(KEY_BYTES) + "\n")
+        try:
+            os.link(temporary, path)  # whole or not at all; another process's key, made at the same moment, wins
+        except FileExistsError:
+            pass
+        finally:
+            temporary.unlink()
+    read_key(path)  # refuse a corrupt one rather than replace it silently
     return path
+
+
+def default_deploy_key() -> Path:
+    """The deployment key of this user: ``$ROS_HOME/adr/deploy.key`` (``~/.ros/adr/deploy.key``). The deploy
+    launcher and ``adr-standin-arm`` both use it unless told otherwise, so a deployment on one machine is signed
+    without a step of its own; the arm's computer and a real rig's tracker get a copy."""
+    home = os.environ.get("ROS_HOME") or os.path.join(os.path.expanduser("~"), ".ros")
+    return Path(home) / "adr" / "deploy.key"
 
 
 def read_key(path: str | Path) -> bytes:

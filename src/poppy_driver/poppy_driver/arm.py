@@ -253,6 +253,11 @@ class PoppyArm:
                 "compliant_after_timeout", compliant_after)
 
     # reporting -------------------------------------------------------------------------------------------------
+    def bus_state(self) -> tuple[bool, bool]:
+        """(the bus answers, torque off): the part of ``status`` the signed arm state carries, cheap at loop rate."""
+        with self._lock:
+            return self._connected, not self._torque_wanted
+
     def status(self) -> ArmStatus:
         with self._lock:
             readings = self._readings if self._connected else None

@@ -4,6 +4,7 @@ Topics:   joint_states (sensor_msgs/JointState, out), ~/commands (std_msgs/Float
           configured order), ~/joint_trajectory (trajectory_msgs/JointTrajectory, in: named joints),
           /diagnostics (diagnostic_msgs/DiagnosticArray, out).
 Services: ~/set_compliant (std_srvs/SetBool), ~/go_to_rest (std_srvs/Trigger), ~/reboot (std_srvs/Trigger).
+With ``key_file`` (the deployment's key): commands and services only signed, under ~/signed/ (signed_interface.py).
 The bus work happens in a control-loop thread (PoppyArm.step); ROS callbacks only hand commands to the arm.
 """
 from __future__ import annotations
@@ -29,6 +30,8 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from adr_ros.signing import KeyError_, RunSigning
+
 from . import ros_messages
 from .arm import JointSample, Outcome, PoppyArm
 from .bus import MotorBus
@@ -38,6 +41,7 @@ from .control_loop import ControlLoop
 from .diagnostics import build_entries
 from .dummy_bus import DummyBus
 from .pypot_bus import Xl320Bus
+from .signed_interface import DEPLOY_RUN_ID, SignedInterface
 
 SIMULATORS = ("", "dummy")
 RUNTIME_PARAMETERS = {  # name -> (description, SafetyConfig field)
@@ -88,11 +92,25 @@ class PoppyDriverNode(Node):
 
         self._joint_states = self.create_publisher(JointState, "joint_states", QoSProfile(depth=10))
         self._diagnostics = self.create_publisher(DiagnosticArray, "/diagnostics", QoSProfile(depth=10))
-        self.create_subscription(Float64MultiArray, "~/commands", self._on_commands, QoSProfile(depth=1))
-        self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, QoSProfile(depth=10))
-        self.create_service(SetBool, "~/set_compliant", self._on_set_compliant)
-        self.create_service(Trigger, "~/go_to_rest", lambda _, response: self._answer(response, self._arm.go_to_rest()))
-        self.create_service(Trigger, "~/reboot", lambda _, response: self._answer(response, self._arm.reboot()))
+        key_file = self._declare("key_file", "", "The deployment's key (adr_ros.signing): commands and services only "
+                                 "signed with it, under ~/signed/; empty: the unsigned std interface")
+        self._signed: SignedInterface | None = None
+        if key_file:
+            try:
+                signing = RunSigning.from_file(key_file, DEPLOY_RUN_ID, self.get_fully_qualified_name(),
+                                               self.get_logger().warning)
+            except KeyError_ as error:
+                raise ConfigError(str(error)) from None
+            self._signed = SignedInterface(self, self._arm, signing, self._report_rejection, self._report_clamps,
+                                           self._answer)
+        else:
+            self.create_subscription(Float64MultiArray, "~/commands", self._on_commands, QoSProfile(depth=1))
+            self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory,
+                                     QoSProfile(depth=10))
+            self.create_service(SetBool, "~/set_compliant", self._on_set_compliant)
+            self.create_service(Trigger, "~/go_to_rest",
+                                lambda _, response: self._answer(response, self._arm.go_to_rest()))
+            self.create_service(Trigger, "~/reboot", lambda _, response: self._answer(response, self._arm.reboot()))
         self.create_timer(diagnostics_period, self._publish_diagnostics)
         if self.connect_timeout > 0:
             self.create_timer(0.5, self._check_unreachable)
@@ -100,7 +118,8 @@ class PoppyDriverNode(Node):
         self._loop: ControlLoop[JointSample] = ControlLoop(self._arm.step, self._publish_joint_state, rate)
         self._loop.start()
         self.get_logger().info(f"{bus.description}: joints {list(config.joint_names)}, {rate:g} Hz, "
-                               f"{'compliant' if start_compliant else 'holding'} at start")
+                               f"{'compliant' if start_compliant else 'holding'} at start, commands "
+                               + ("signed only (~/signed/*)" if key_file else "unsigned (~/commands)"))
 
     def _check_unreachable(self) -> None:
         waited = self._arm.unreachable_for(time.monotonic())
@@ -164,7 +183,10 @@ class PoppyDriverNode(Node):
     # publishing ------------------------------------------------------------------------------------------------
     def _publish_joint_state(self, sample: JointSample) -> None:
         if self.context.ok():  # the loop thread may still deliver one sample while Ctrl-C shuts rclpy down
-            self._joint_states.publish(ros_messages.joint_state(sample, self.get_clock().now().to_msg()))
+            joints = ros_messages.joint_state(sample, self.get_clock().now().to_msg())
+            self._joint_states.publish(joints)
+            if self._signed is not None:
+                self._signed.publish_state(joints)
 
     def _publish_diagnostics(self) -> None:
         entries = build_entries(self._arm.status(), self.get_name(), self._hardware_id, self._loop.achieved_rate_hz)

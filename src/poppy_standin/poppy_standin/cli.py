@@ -77,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--puck-set", action="append", default=[], metavar="KEY=VALUE", type=text("KEY=VALUE"),
                         help="--task pusher: change one puck or tracker key, e.g. frictionloss=0.02 or latency_s=0.1")
     parser.add_argument("--tracker-seed", type=seed, default=0, help="--task pusher: seed of the tracker's noise")
+    parser.add_argument("--key-file", default="", type=text("key file"),
+                        help="--task pusher: the deployment's key; the tracker also publishes its readings signed on "
+                             "'signed/puck' and takes starts only signed on 'signed/puck_start' (default: "
+                             "$ROS_HOME/adr/deploy.key, created when absent, as deploy_real's default; none: unsigned "
+                             "only)")
     return parser
 
 
@@ -94,8 +99,16 @@ def main(argv: list[str] | None = None) -> int:
             from .puck import load_puck, parse_puck_assignment
 
             puck, tracker = load_puck(standin.source, args.puck, dict(parse_puck_assignment(a) for a in args.puck_set))
-        elif args.puck != "reference" or args.puck_set:
-            raise StandInError("--puck and --puck-set need --task pusher")
+        elif args.puck != "reference" or args.puck_set or args.key_file:
+            raise StandInError("--puck, --puck-set and --key-file need --task pusher")
+        key = None
+        if args.task == "pusher" and args.key_file != "none":
+            from adr_ros.signing import KeyError_, create_key_file, default_deploy_key, read_key
+
+            try:
+                key = read_key(args.key_file) if args.key_file else read_key(create_key_file(default_deploy_key()))
+            except (KeyError_, OSError) as error:
+                raise StandInError(str(error)) from None
     except StandInError as error:
         print(f"adr-standin-arm: {error}", file=sys.stderr)
         return 2
@@ -112,14 +125,14 @@ def main(argv: list[str] | None = None) -> int:
         from .puck import Tracker
         from .tracker_node import TrackerThread
 
-        tracker_thread = TrackerThread(motion.puck, Tracker(tracker, args.tracker_seed))
+        tracker_thread = TrackerThread(motion.puck, Tracker(tracker, args.tracker_seed), key=key)
     try:
         with Xl320Emulator(args.ids, link=args.link, motion=motion):
             what = (f"PyBullet physics, setting {standin.name}: {standin.servo}" if motion else
                     "constant speed, no dynamics")
             if puck is not None:
                 what += f"; puck {puck.name}: frictionloss {puck.frictionloss:g} N, damping {puck.damping:g} N*s/m; " \
-                        f"tracker on 'puck': {tracker}"
+                        f"tracker on 'puck'{' and signed/puck' if key is not None else ''}: {tracker}"
             print(f"adr-standin-arm: XL-320 motors {args.ids} on {args.link} ({what}); Ctrl-C to stop", flush=True)
             stop.wait()
     finally:

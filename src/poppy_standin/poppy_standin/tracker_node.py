@@ -4,6 +4,8 @@ Topics:   puck (geometry_msgs/PointStamped, out: the tracked puck centre in the 
           rate; header.stamp = the capture time, ``latency_s`` before sending), puck_start (geometry_msgs/PointStamped,
           in: where the policy runner wants the puck at the start of an episode; the stand-in puts it there at rest,
           as the rig's operator would by hand).
+With the deployment's key (``adr-standin-arm --key-file``; issue 47) it also publishes each reading signed on
+signed/puck (adr_interfaces/SignedPoint) and takes starts only from signed/puck_start, signed with the key.
 The node runs in the stand-in's process (``adr-standin-arm --task pusher``) on its own executor thread; the physics
 thread owns the simulation, the node only reads ``PuckWorld.history`` and queues starts.
 """
@@ -20,18 +22,30 @@ from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
 from rclpy.time import Time
 
+from adr_interfaces.msg import SignedPoint
+from adr_ros.signing import RunSigning
+
 from .puck import PuckWorld, Tracker, wall_clock
 
 PUCK_TOPIC, START_TOPIC = "puck", "puck_start"
+SIGNED_PUCK_TOPIC, SIGNED_START_TOPIC = "signed/puck", "signed/puck_start"
+DEPLOY_RUN_ID = ""  # as the driver's and the policy runner's: a deployment's key alone tells it apart
 
 
 class PuckTrackerNode(Node):
-    def __init__(self, world: PuckWorld, tracker: Tracker, context: Context, frame: str = "world") -> None:
+    def __init__(self, world: PuckWorld, tracker: Tracker, context: Context, frame: str = "world",
+                 key: bytes | None = None) -> None:
         super().__init__("puck_tracker", context=context)
         self.world, self.tracker, self.frame = world, tracker, frame
         self.published = 0
         self._publisher = self.create_publisher(PointStamped, PUCK_TOPIC, QoSProfile(depth=10))
-        self.create_subscription(PointStamped, START_TOPIC, self._on_start, QoSProfile(depth=10))
+        self._signing = (None if key is None else
+                         RunSigning(key, DEPLOY_RUN_ID, self.get_fully_qualified_name(), self.get_logger().warning))
+        if self._signing is None:
+            self.create_subscription(PointStamped, START_TOPIC, self._on_start, QoSProfile(depth=10))
+        else:
+            self._signed = self.create_publisher(SignedPoint, SIGNED_PUCK_TOPIC, QoSProfile(depth=10))
+            self.create_subscription(SignedPoint, SIGNED_START_TOPIC, self._on_signed_start, QoSProfile(depth=10))
         self.create_timer(1.0 / tracker.model.rate_hz, self._frame)
 
     def _frame(self) -> None:
@@ -44,7 +58,14 @@ class PuckTrackerNode(Node):
         message.header.stamp = Time(nanoseconds=round(stamp * 1e9)).to_msg()
         message.point.x, message.point.y, message.point.z = x, y, 0.0
         self._publisher.publish(message)
+        if self._signing is not None:
+            self._signed.publish(self._signing.sign(SignedPoint(point=message)))
         self.published += 1
+
+    def _on_signed_start(self, message: SignedPoint) -> None:
+        assert self._signing is not None
+        if self._signing.accept(message, SIGNED_START_TOPIC):
+            self._on_start(message.point)
 
     def _on_start(self, message: PointStamped) -> None:
         try:
@@ -58,13 +79,14 @@ class PuckTrackerNode(Node):
 class TrackerThread:
     """The tracker node on its own rclpy context and executor thread; ``stop()`` ends both."""
 
-    def __init__(self, world: PuckWorld, tracker: Tracker, domain_id: int | None = None) -> None:
+    def __init__(self, world: PuckWorld, tracker: Tracker, domain_id: int | None = None,
+                 key: bytes | None = None) -> None:
         self.context = Context()
         if domain_id is None:  # ROS_DOMAIN_ID of the environment, as every node of the deploy graph
             rclpy.init(context=self.context, signal_handler_options=SignalHandlerOptions.NO)
         else:
             rclpy.init(context=self.context, signal_handler_options=SignalHandlerOptions.NO, domain_id=domain_id)
-        self.node = PuckTrackerNode(world, tracker, self.context)
+        self.node = PuckTrackerNode(world, tracker, self.context, key=key)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.thread = threading.Thread(target=self._spin, name="puck-tracker", daemon=True)

@@ -132,9 +132,10 @@ class PolicyRunner:
     def check_rig(self) -> None:
         """The rig must match the task: an ErgoPusher policy needs puck positions (within ``puck_timeout_s``), an
         ErgoReacher policy must not run where a puck tracker publishes (a pushing rig: the arm stands at the table)."""
+        topic = getattr(self.arm, "puck_topic", "puck")  # signed/puck with the deployment's key
         if not self.task.needs_puck:
             if self.arm.puck_tracker_present():
-                raise DeployError(f"a puck tracker publishes on 'puck': this rig is set up for pushing "
+                raise DeployError(f"a puck tracker publishes on '{topic}': this rig is set up for pushing "
                                   f"(adr/ErgoPusher-v0), the policy is {self.task.env_id}'s; nothing was sent to the "
                                   f"arm")
             return
@@ -143,7 +144,7 @@ class PolicyRunner:
         while (puck := self.arm.latest_puck()) is None or self.clock.now() - puck.received_at > \
                 self.settings.feedback_timeout_s:
             if self.clock.now() >= deadline:
-                raise DeployError(f"no puck position on 'puck' within {self.settings.puck_timeout_s:g} s: an "
+                raise DeployError(f"no puck position on '{topic}' within {self.settings.puck_timeout_s:g} s: an "
                                   f"{self.task.env_id} policy needs the rig's puck tracker (the stand-in: "
                                   f"adr-standin-arm --task pusher); nothing was sent to the arm")
             self.clock.sleep_until(self.clock.now() + 0.05)
