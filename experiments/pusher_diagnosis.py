@@ -1,5 +1,5 @@
 """Which start states of the pushing envs fail, and what any policy could reach: privileged controllers beside a
-trained policy on the same start states (issue 42, docs/results/pushers/diagnosis.md).
+trained policy on the same start states (issue 42, results/pushers/diagnosis.md).
 
     python -m experiments.pusher_diagnosis planner --env adr/Pusher3DOF-v0 --seeds 10000 10100 --out d/pu_planner.csv
     python -m experiments.pusher_diagnosis scripted --env adr/ErgoPusher-v0 --seeds 10000 10200 --out d/ep_script.csv
