@@ -1,4 +1,4 @@
-"""Plausibility bounds on in-band values received over the wire (issue 30): a well-formed message whose numbers no
+"""Plausibility bounds on in-band values received over the wire: a well-formed message whose numbers no
 simulator of the run could produce is refused before it reaches the replay buffer, the discriminator or a checkpoint.
 
 Per step, a trajectory's reward must be within +-``reward_bound(env_id)``, the env record's

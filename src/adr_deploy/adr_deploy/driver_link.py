@@ -1,6 +1,6 @@
 """The poppy_driver node as the policy runner's ``ArmLink``: joint_states, /diagnostics, commands and services.
 
-With the deployment's key (``signing``; issue 47) the link uses the driver's signed interface instead
+With the deployment's key (``signing``) the link uses the driver's signed interface instead
 (poppy_driver/signed_interface.py): ``<driver>/signed/arm_state`` in place of joint_states and /diagnostics, signed
 commands and service calls, and the puck tracker's ``signed/puck`` / ``signed/puck_start``; whatever is not signed
 with the key is dropped before it is read, and an answer not signed with it counts as a refusal.

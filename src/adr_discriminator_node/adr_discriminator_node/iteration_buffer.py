@@ -1,6 +1,6 @@
 """Trajectories of the iterations not scored yet, handed out one complete iteration at a time, in order.
 
-One acceptance rule for the graph (issue 30): the trainer decides which trajectory counts for each slot (awaited
+One acceptance rule for the graph: the trainer decides which trajectory counts for each slot (awaited
 iteration and slot, the setting it dispatched, a policy version it published, plausible values) and says so on
 ``adr/accepted_trajectories`` with each one's digest. Until that word comes, the buffer keeps up to
 ``MAX_COPIES`` distinct trajectories per (iteration, slot, kind); then it keeps only the accepted ones and hands

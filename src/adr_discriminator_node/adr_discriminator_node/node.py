@@ -67,7 +67,7 @@ class DiscriminatorNode(Node):
         self.reference_setting = np.asarray(spec.randomization_space().reference(), np.float64)
         self.discriminator = DiscriminatorRewarder(self.obs_dim, self.act_dim, cfg.discriminator,
                                                    component_seed(cfg.seed, COMPONENT), resolve_device(cfg.device))
-        # each completed iteration goes to disk before this node tells anyone (issue 28)
+        # each completed iteration goes to disk before this node tells anyone
         self.snapshots = SnapshotKeeper(COMPONENT, run_dir=self.run_dir,
                                         checkpoint_every=self.config.checkpoint_every)
         next_iteration = 0

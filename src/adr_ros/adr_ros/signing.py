@@ -1,5 +1,5 @@
 """Messages of a run signed with the run's key: HMAC-SHA256 over the message's fields, its type, the run id, the
-sender and a sequence (issue 47; the scheme Jupyter uses on its message bus, standard library only).
+sender and a sequence (the scheme Jupyter uses on its message bus, standard library only).
 
 Every message, service request/response and action goal/result/feedback of the ADR graph carries an
 ``adr_interfaces/Signature`` field ``signature``: ``sender`` (the signing node), ``sequence`` (strictly increasing per

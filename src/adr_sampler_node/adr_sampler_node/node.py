@@ -56,7 +56,7 @@ class SamplerNode(Node):
         self.awaiting_rewards_of: int | None = None
         self.answered: tuple[int, list[ParameterSet]] | None = None  # the last iteration proposed, for re-asks
         self.histogram = np.zeros((self.space.ndim, bins), dtype=np.uint64)
-        # each completed iteration goes to disk before this node tells anyone (issue 28)
+        # each completed iteration goes to disk before this node tells anyone
         self.snapshots = SnapshotKeeper(COMPONENT, run_dir=self.run_dir,
                                         checkpoint_every=self.config.checkpoint_every)
         if resume:

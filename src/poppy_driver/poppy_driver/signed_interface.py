@@ -1,4 +1,4 @@
-"""The driver's signed command interface (``key_file`` set; issue 47): nobody without the deployment's key moves
+"""The driver's signed command interface (``key_file`` set): nobody without the deployment's key moves
 the arm.
 
 With a key, the driver takes commands only as ``adr_interfaces`` messages signed with it (adr_ros.signing:

@@ -4,7 +4,7 @@ Topics:   puck (geometry_msgs/PointStamped, out: the tracked puck centre in the 
           rate; header.stamp = the capture time, ``latency_s`` before sending), puck_start (geometry_msgs/PointStamped,
           in: where the policy runner wants the puck at the start of an episode; the stand-in puts it there at rest,
           as the rig's operator would by hand).
-With the deployment's key (``adr-standin-arm --key-file``; issue 47) it also publishes each reading signed on
+With the deployment's key (``adr-standin-arm --key-file``) it also publishes each reading signed on
 signed/puck (adr_interfaces/SignedPoint) and takes starts only from signed/puck_start, signed with the key.
 The node runs in the stand-in's process (``adr-standin-arm --task pusher``) on its own executor thread; the physics
 thread owns the simulation, the node only reads ``PuckWorld.history`` and queues starts.

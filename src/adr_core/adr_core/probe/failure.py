@@ -21,7 +21,7 @@ from ..evaluation.points import PointOutcomes, PointsRequest, evaluate_points
 from ..randomization import RandomizationSpace
 
 FAILING_BELOW = 0.5  # solved fraction under which a sweep point fails
-LEARNABLE = (0.2, 0.8)  # solved fraction a sweep point of the learnable region has (issue 44's focus rule)
+LEARNABLE = (0.2, 0.8)  # solved fraction a sweep point of the learnable region has (focus rule)
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ class ProbeRecorder:
         focus = {**focus_statistics(self.shares, self.region.uniform_share), "region": self.region.to_dict(),
                  "region_described": self.region.describe(self.space), "probe_seconds": seconds, "seed": seed,
                  "sampler": self.config.sampler,
-                 # issue 44: the same statistics for the region the policy solves 20-80 % of (where it can learn)
+                 # the same statistics for the region the policy solves 20-80 % of (where it can learn)
                  "learnable": {**focus_statistics(self.learnable_shares, self.learnable.uniform_share),
                                "band": list(LEARNABLE), "region": self.learnable.to_dict(),
                                "region_described": self.learnable.describe(self.space)}}

@@ -1,4 +1,4 @@
-"""One record per sampler: everything the rest of the stack needs to know about it, in one place (issue 44).
+"""One record per sampler: everything the rest of the stack needs to know about it, in one place.
 
 The config (``sampler:`` choices, the options' checks and help), the in-process trainer, the node graph (launch
 ``method:=``), the probe, ``ADRLoop`` / the SB3 callback and the report read a sampler's facts from its

@@ -1,4 +1,4 @@
-"""Moved to ``adr_core.base.checkpoint`` (the bottom layer, issue 31); this name stays an alias of that module, so that
+"""Moved to ``adr_core.base.checkpoint`` (the bottom layer); this name stays an alias of that module, so that
 existing imports keep working."""
 import sys
 

@@ -1,4 +1,4 @@
-"""Algorithm 1's outer loop and the bookkeeping around each iteration, written once (issue 31).
+"""Algorithm 1's outer loop and the bookkeeping around each iteration, written once.
 
 A runner supplies one iteration (``adr_core.iteration.run_iteration`` in-process; ``remote.RemoteRun`` when the
 node graph's processes do the steps) and its run state (``RunState``); ``finish_iteration`` then does what every

@@ -1,5 +1,5 @@
 """Algorithm 1 when other processes carry out its steps (the ROS 2 node graph): the loop and the learning step,
-written once and without ROS (issue 31).
+written once and without ROS.
 
 The trainer node supplies the steps (``RemoteSteps``; its implementation over services, actions and topics is
 ``adr_trainer_node/graph_steps.py``) and the hooks that are the graph's own (progress topics, the graph's
