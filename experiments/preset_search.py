@@ -49,8 +49,8 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     from adr_core.training.cli import resolve_experiment
     from adr_core.training.config import TrainConfig
     from adr_core.training.driver import Hook, drive
-    from adr_core.training.hooks import EarlyStopHook
-    from adr_core.training.trainer import Trainer, early_stop
+    from adr_core.training.hooks import EarlyStopHook, early_stop
+    from adr_core.training.trainer import Trainer
 
     torch.set_num_threads(1)
     overrides = {"seed": job["seed"], "evaluate_every": 0,

@@ -95,7 +95,7 @@ def test_bootstrap_reuses_sampler_and_discriminator_with_a_fresh_agent(saved_run
 
 
 def test_a_checkpoint_that_cannot_be_written_is_one_line_and_the_previous_one_stays(tmp_path, monkeypatch):
-    from adr_core.training import checkpoint as module
+    from adr_core.base import checkpoint as module
 
     path = tmp_path / "latest.pt"
     save_checkpoint(path, {"n": 1})

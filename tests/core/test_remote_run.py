@@ -11,10 +11,10 @@ import pytest
 from tiny_configs import tiny_config
 
 from adr_core.agents import ActorPolicy
-from adr_core.iteration import Proposals, propose, roll_out, score_then_train, update_sampler
+from adr_core.iteration import Feedback, Proposals, propose, roll_out, score_then_train, update_sampler
 from adr_core.rollout import Trajectory
 from adr_core.training.driver import Hook
-from adr_core.training.remote import Feedback, RemoteRun, StopRequested
+from adr_core.training.remote import RemoteRun, StopRequested
 from adr_core.training.trainer import Trainer
 
 

@@ -11,7 +11,8 @@ from tiny_configs import tiny_config
 
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.training.config import TrainConfig
-from adr_core.training.trainer import METRIC_COLUMNS, Trainer
+from adr_core.training.hooks import METRIC_COLUMNS
+from adr_core.training.trainer import Trainer
 
 
 def comparable(rows: list[dict]) -> list[dict]:

@@ -152,6 +152,17 @@ def own_columns(metrics: dict[str, float], columns: tuple[str, ...]) -> dict[str
 
 
 @dataclass
+class Feedback:
+    """What the sampler's side sends back about an iteration: the particles' rewards (ADR: the discriminator's;
+    boundary ADR: the task scores), the sampler's update statistics and the discriminator's; in the node graph a
+    ``None`` field never came (in time)."""
+
+    rewards: np.ndarray | None
+    sampler_metrics: dict[str, float] | None
+    discriminator_metrics: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
 class IterationResult:
     iteration: int
     proposals: np.ndarray  # (n, d) normalized
@@ -165,6 +176,19 @@ class IterationResult:
     sampler_metrics: dict[str, float]
     discriminator_metrics: dict[str, float]
     timings: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def assemble(cls, iteration: int, proposals: Proposals, policy_version: int, randomized: list[Trajectory],
+                 reference: list[Trajectory], feedback: Feedback, n_updates: int = 0,
+                 agent_losses: dict[str, float] | None = None,
+                 timings: dict[str, float] | None = None) -> IterationResult:
+        """The result of iteration ``iteration`` from its steps' outputs: every runner builds it here (in-process,
+        the node graph, the probes)."""
+        return cls(iteration=iteration, proposals=proposals.normalized, parameters=proposals.physical,
+                   policy_version=policy_version, randomized=randomized, reference=reference,
+                   rewards=feedback.rewards, n_updates=n_updates, agent_losses=dict(agent_losses or {}),
+                   sampler_metrics=feedback.sampler_metrics or {},
+                   discriminator_metrics=feedback.discriminator_metrics, timings=dict(timings or {}))
 
     def metrics(self) -> dict[str, Any]:
         """The iteration's metrics.csv row (less the trainer's counters). The sampler's and the discriminator's
@@ -244,13 +268,11 @@ def run_iteration(parts: Components, iteration: int, policy: Policy, policy_vers
         rewards = outcome_scores(randomized)
     sampler_metrics = update_sampler(parts.sampler, rewards)
     t4 = clock()
-    return IterationResult(
-        iteration=iteration, proposals=proposals.normalized, parameters=proposals.physical,
-        policy_version=policy_version, randomized=randomized, reference=reference, rewards=rewards,
-        n_updates=n_updates, agent_losses=agent_losses, sampler_metrics=sampler_metrics,
-        discriminator_metrics=discriminator_metrics,
-        timings={"time_rollouts_s": t1 - t0, "time_discriminator_s": time_discriminator, "time_agent_s": time_agent,
-                 "time_sampler_s": t4 - t3, "time_iteration_s": t4 - t0})
+    return IterationResult.assemble(
+        iteration, proposals, policy_version, randomized, reference,
+        Feedback(rewards, sampler_metrics, discriminator_metrics), n_updates, agent_losses,
+        {"time_rollouts_s": t1 - t0, "time_discriminator_s": time_discriminator, "time_agent_s": time_agent,
+         "time_sampler_s": t4 - t3, "time_iteration_s": t4 - t0})
 
 
 def _timed(step: Callable[..., Any], *args: Any) -> tuple[Any, float]:

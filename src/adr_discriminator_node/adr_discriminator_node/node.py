@@ -21,12 +21,12 @@ from rcl_interfaces.msg import IntegerRange, ParameterDescriptor
 from rclpy.node import Node
 
 from adr_core import plausibility
+from adr_core.base.devices import resolve_device
 from adr_core.base.seeding import component_seed
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.iteration import score_then_train
 from adr_core.rollout import trajectory_digest
 from adr_core.training.config import ConfigError
-from adr_core.training.trainer import resolve_device
 from adr_discriminator_node.checkpoint_payload import make_payload, restore
 from adr_discriminator_node.iteration_buffer import CompleteIteration, IterationBuffer, TrajectoryRefused
 from adr_interfaces.msg import AcceptedTrajectories, ParticleRewards

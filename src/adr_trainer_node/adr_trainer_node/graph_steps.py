@@ -27,13 +27,13 @@ from rclpy.node import Node
 from adr_core import plausibility
 from adr_core.agents import OffPolicyAgent
 from adr_core.base.checkpoint import CheckpointError
-from adr_core.iteration import DISCRIMINATOR_COLUMNS, Proposals, outcome_scores, sampler_columns
+from adr_core.iteration import DISCRIMINATOR_COLUMNS, Feedback, Proposals, outcome_scores, sampler_columns
 from adr_core.randomization import RandomizationSpace
 from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.run_spec import RunSpec
 from adr_core.samplers.svpg import REWARD_LIMIT
 from adr_core.training.config import TrainConfig
-from adr_core.training.remote import Feedback, StopRequested
+from adr_core.training.remote import StopRequested
 from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewards, PolicyWeights, SamplerState
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint

@@ -29,15 +29,15 @@ from rclpy.node import Node
 
 from adr_core.agents import make_agent
 from adr_core.base.checkpoint import CheckpointError, CheckpointSchedule
+from adr_core.base.devices import DeviceError, resolve_device
 from adr_core.base.seeding import component_seed
 from adr_core.iteration import IterationResult
 from adr_core.probe.policies import load_frozen_policy
 from adr_core.run_dir import prepare_run_dir
 from adr_core.training.config import ConfigError
 from adr_core.training.driver import Hook
-from adr_core.training.hooks import EarlyStopHook, EvaluationHook, RunLogHook, open_run_log
+from adr_core.training.hooks import standard_hooks
 from adr_core.training.remote import RemoteRun, StopRequested
-from adr_core.training.trainer import early_stop, periodic_evaluation, resolve_device, run_metric_columns
 from adr_ros.checkpoints import checkpoint_dir, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
@@ -82,8 +82,12 @@ class TrainerNode(Node):
             description="Continue from <run_dir>/checkpoints/latest.json", read_only=True)).value
 
         self.space = spec.randomization_space()
-        self.agent = make_agent(cfg.agent, spec.obs_dim, spec.act_dim, component_seed(cfg.seed, "agent"),
-                                resolve_device(cfg.device), cfg.goal_layout)
+        try:
+            device = resolve_device(cfg.device)
+        except DeviceError as error:
+            raise ConfigError(str(error)) from None
+        self.agent = make_agent(cfg.agent, spec.obs_dim, spec.act_dim, component_seed(cfg.seed, "agent"), device,
+                                cfg.goal_layout)
         self.frozen = None
         if self.mode == "probe":
             if not frozen_spec:
@@ -130,17 +134,13 @@ class TrainerNode(Node):
     def train(self) -> None:
         """Run iterations until the budget or Ctrl-C; always ends with a checkpoint of the last completed one."""
         run = self.run
-        log = open_run_log(self.config, self.run_dir, run_metric_columns(self.config), self.space.names, run.iteration)
-        evaluation = periodic_evaluation(self.config, self.run_dir, run.iteration)
-        stop = early_stop(self.config, self.run_dir, self.agent.transitions_seen)
-        hooks: list[Hook] = []
-        if stop is not None:  # training time: the row's wall_time_s includes the check
-            hooks.append(EarlyStopHook(stop, announce=self.get_logger().info))
-        hooks += [RunLogHook(log), _Completed(self)]
-        if evaluation is not None:
-            hooks.append(EvaluationHook(evaluation))
-        hooks.append(_Checkpoint(self))  # the in-process trainer's order, then the graph's checkpoint
-        run.start(hooks, excluded_seconds=lambda: evaluation.seconds_total if evaluation is not None else 0.0)
+        # the standard hooks (the in-process trainer's), this node's bookkeeping after the run's files, then the
+        # graph's checkpoint (every node's state, then the manifest)
+        standard = standard_hooks(self.config, self.run_dir, run.iteration, self.agent.transitions_seen,
+                                  self.space.names, after_log=[_Completed(self)], announce=self.get_logger().info)
+        evaluation = standard.evaluation
+        run.start([*standard.hooks, _Checkpoint(self)],
+                  excluded_seconds=lambda: evaluation.seconds_total if evaluation is not None else 0.0)
         try:
             self.steps.wait_for_graph()
             run.run()
@@ -154,7 +154,8 @@ class TrainerNode(Node):
                 except CheckpointError as error:
                     self.get_logger().warning(
                         f"no final checkpoint of iteration {run.last_completed} ({error}); {self.resumable()}")
-            log.close()
+            if standard.log is not None:
+                standard.log.close()
         if run.failure is not None:  # after the final checkpoint of the last completed iteration (above)
             raise RuntimeError(f"{run.failure}; {self.resumable()}")
         per_instance = ", ".join(f"{name} {n}" for name, n in self.steps.dispatcher.rollouts_done.items())

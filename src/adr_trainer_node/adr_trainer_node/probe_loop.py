@@ -69,11 +69,8 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
         randomized, reference = steps.roll_out(k, proposals, min_version=0)
         run.iteration = k + 1
         feedback = steps.feedback(k)
-        step = IterationResult(
-            iteration=k, proposals=proposals.normalized, parameters=proposals.physical, policy_version=0,
-            randomized=randomized, reference=reference, rewards=feedback.rewards, n_updates=0, agent_losses={},
-            sampler_metrics=feedback.sampler_metrics or {}, discriminator_metrics=feedback.discriminator_metrics,
-            timings={"time_iteration_s": time.perf_counter() - t0})
+        step = IterationResult.assemble(k, proposals, 0, randomized, reference, feedback,
+                                        timings={"time_iteration_s": time.perf_counter() - t0})
         finish_iteration(run, step, [shares])  # the in-process probe's bookkeeping: record, log every 10
         run.last_completed = k
         if node.stop_requested.is_set():

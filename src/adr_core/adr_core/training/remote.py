@@ -27,13 +27,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Protocol
 
-import numpy as np
-
 from ..agents import OffPolicyAgent
-from ..iteration import IterationResult, Proposals, update_agent
+from ..iteration import Feedback, IterationResult, Proposals, update_agent
 from ..rollout import Trajectory
 from .config import TrainConfig
 from .driver import AgentRun, Hook, finish_iteration
@@ -41,15 +38,6 @@ from .driver import AgentRun, Hook, finish_iteration
 
 class StopRequested(Exception):
     """The run was asked to stop (Ctrl-C, or the launcher stopping the graph) between two steps."""
-
-
-@dataclass
-class Feedback:
-    """What the sampler's side of the graph sends back about iteration k; ``None`` fields never came (in time)."""
-
-    rewards: np.ndarray | None  # the particles' rewards (ADR: the discriminator's; boundary ADR: the task scores)
-    sampler_metrics: dict[str, float] | None  # the sampler's update statistics
-    discriminator_metrics: dict[str, float] = field(default_factory=dict)
 
 
 class RemoteSteps(Protocol):
@@ -167,13 +155,9 @@ class RemoteRun(AgentRun):
                 self.failure = (f"iteration {k} did not complete: {missing} did not arrive within the wait; the "
                                 f"agent is back at its state after iteration {k - 1}")
             return
-        result = IterationResult(
-            iteration=k, proposals=proposals.normalized, parameters=proposals.physical,
-            policy_version=min(t.policy_version for t in randomized), randomized=randomized, reference=reference,
-            rewards=feedback.rewards, n_updates=n_updates, agent_losses=losses,
-            sampler_metrics=feedback.sampler_metrics or {}, discriminator_metrics=feedback.discriminator_metrics,
-            timings={"time_rollouts_s": t_rollouts, "time_agent_s": t_agent,
-                     "time_iteration_s": time.perf_counter() - t0,
-                     "time_transport_s": self.steps.transport_seconds(k)})
+        result = IterationResult.assemble(
+            k, proposals, min(t.policy_version for t in randomized), randomized, reference, feedback, n_updates,
+            losses, {"time_rollouts_s": t_rollouts, "time_agent_s": t_agent,
+                     "time_iteration_s": time.perf_counter() - t0, "time_transport_s": self.steps.transport_seconds(k)})
         self.wall_time = self.training_seconds()
         finish_iteration(self, result, self.hooks)  # early stop, files, progress, learning curve, checkpoint

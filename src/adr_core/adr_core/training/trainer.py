@@ -9,16 +9,12 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from .. import run_dir
 from ..agents import ActorPolicy, OffPolicyAgent, make_agent
-from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
-
-__all__ = ["IterationResult", "METRIC_COLUMNS", "Trainer", "early_stop", "periodic_evaluation", "resolve_device",
-           "run_metric_columns"]
 from ..base.checkpoint import (
     CheckpointError,
     CheckpointSchedule,
@@ -28,75 +24,16 @@ from ..base.checkpoint import (
     save_checkpoint,
     set_global_rng_state,
 )
+from ..base.devices import DeviceError, resolve_device
 from ..base.seeding import component_seed
+from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
 from ..samplers import Sampler
 from .components import build_run_parts
 from .config import ConfigError, TrainConfig
 from .driver import AgentRun, Hook, drive
-from .hooks import CheckpointHook, EarlyStopHook, EvaluationHook, ProgressHook, RunLogHook, open_run_log
-
-if TYPE_CHECKING:
-
-    from ..evaluation.early_stop import EarlyStop
-    from ..evaluation.periodic import PeriodicEvaluation
+from .hooks import CheckpointHook, ProgressHook, standard_hooks
 
 CONFIG_FILE, CHECKPOINT_DIR, LATEST = run_dir.CONFIG_FILE, run_dir.CHECKPOINTS, run_dir.IN_PROCESS_LATEST
-
-METRIC_COLUMNS = (
-    "iteration", "agent_steps", "agent_updates", "wall_time_s", "episodes",
-    "return_mean", "return_min", "return_max", "length_mean", "solved_fraction", "final_distance_mean",
-    "reference_return_mean", "reference_solved_fraction", "reference_final_distance_mean",
-    "sampler_reward_mean", "sampler_reward_std", "d_randomized", "d_reference",
-    "critic_loss", "actor_loss", "entropy_alpha", "policy_entropy", "n_updates",
-    "discriminator_loss", "discriminator_steps",
-    "svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std",
-    "boundary_width_mean", "boundary_low_mean", "boundary_high_mean", "boundary_edges_moved",  # boundary ADR's ranges
-    "time_rollouts_s", "time_agent_s", "time_sampler_s", "time_discriminator_s", "time_iteration_s",
-    "time_transport_s",  # graph runs: summed publish -> receive time of the iteration's randomized trajectories
-)
-
-
-def run_metric_columns(config: TrainConfig) -> tuple[str, ...]:
-    """metrics.csv's columns for this run: the shared ones, then those of its sampler's record not among them (a
-    plug-in sampler's statistics)."""
-    from ..samplers import sampler_record
-
-    own = tuple(c for c in sampler_record(config.sampler).metric_columns if c not in METRIC_COLUMNS)
-    return METRIC_COLUMNS + own
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"device {name!r} asked for, but torch sees no CUDA device (use 'cpu' or 'auto')")
-    return torch.device(name)
-
-
-def periodic_evaluation(config: TrainConfig, out_dir: Path, start_iteration: int) -> PeriodicEvaluation | None:
-    """The learning-curve hook (reference and 'hard' settings) both trainers call after each iteration, or None."""
-    if not config.evaluate_every and not config.evaluate_every_steps:
-        return None
-    from ..evaluation.periodic import PeriodicEvaluation
-
-    return PeriodicEvaluation(out_dir, config.env_id, every=config.evaluate_every,
-                              every_steps=config.evaluate_every_steps, settings=list(config.evaluate_settings),
-                              episodes=config.evaluate_episodes, max_episode_steps=config.max_episode_steps,
-                              start_iteration=start_iteration, space=config.space)
-
-
-def early_stop(config: TrainConfig, out_dir: Path | None, start_steps: int) -> EarlyStop | None:
-    """The early-stop check (``early_stop_*`` keys) both trainers call after each iteration, or None."""
-    if not config.early_stop_every_steps:
-        return None
-    from ..evaluation.early_stop import EarlyStop, StopRule
-
-    rule = StopRule(config.early_stop_every_steps, config.early_stop_episodes, config.early_stop_solved_fraction,
-                    config.early_stop_return_mean, config.early_stop_confirm_episodes,
-                    config.early_stop_confirm_solved_fraction)
-    return EarlyStop(out_dir, config.env_id, rule, max_episode_steps=config.max_episode_steps, space=config.space,
-                     start_steps=start_steps)
-
 
 class Trainer(AgentRun):
     """Builds the pieces from a ``TrainConfig`` and runs Algorithm 1. ``out_dir=None``: no files, no logs."""
@@ -109,7 +46,10 @@ class Trainer(AgentRun):
             raise ConfigError("resuming needs the run's output directory")
         self.config = config
         self.out_dir = None if out_dir is None else Path(out_dir)
-        self.device = resolve_device(config.device)
+        try:
+            self.device = resolve_device(config.device)
+        except DeviceError as error:
+            raise ConfigError(str(error)) from None
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
 
@@ -160,22 +100,16 @@ class Trainer(AgentRun):
         self.wall_time += seconds
 
     def hooks(self) -> list[Hook]:
-        """The bookkeeping of ``run`` (driver.py): early stop, files, checkpoints, learning curve, progress bar."""
+        """The bookkeeping of ``run`` (driver.py): the standard hooks (early stop, files, learning curve) with this
+        run's checkpoints after its files, then a progress bar."""
         cfg = self.config
-        hooks: list[Hook] = []
-        stop = early_stop(cfg, self.out_dir, self.agent_steps)
-        if stop is not None:
-            hooks.append(EarlyStopHook(stop))
-        if self.out_dir is not None:
-            log = open_run_log(cfg, self.out_dir, run_metric_columns(cfg), self.space.names, self.iteration)
-            hooks += [RunLogHook(log),
-                      CheckpointHook(lambda name: self._save_named(name), self.schedule, LATEST,
-                                     cfg.keep_checkpoint_every, run_dir.snapshot_file)]
-            evaluation = periodic_evaluation(cfg, self.out_dir, self.iteration)
-            if evaluation is not None:
-                hooks.append(EvaluationHook(evaluation))
-        hooks.append(ProgressHook(cfg.total_agent_steps, f"{cfg.sampler} {cfg.env_id}", cfg.progress))
-        return hooks
+        checkpoints = ([] if self.out_dir is None else
+                       [CheckpointHook(lambda name: self._save_named(name), self.schedule, LATEST,
+                                       cfg.keep_checkpoint_every, run_dir.snapshot_file)])
+        standard = standard_hooks(cfg, self.out_dir, self.iteration, self.agent_steps, self.space.names,
+                                  after_log=checkpoints)
+        return [*standard.hooks,
+                ProgressHook(cfg.total_agent_steps, f"{cfg.sampler} {cfg.env_id}", cfg.progress)]
 
     def run(self, max_iterations: int | None = None) -> list[dict[str, Any]]:
         """Iterate until the budget, the early stop, ``stop_requested`` or ``max_iterations`` more iterations;
