@@ -131,7 +131,7 @@ def scripted(deployable: DeployablePolicy, pose: dict[str, float]) -> Deployable
 
 def runner_for(deployable: DeployablePolicy, arm: ServoArm, **settings) -> tuple[PolicyRunner, SimulatedTime]:
     clock = SimulatedTime(arm)
-    settings = {"pause_after_episode_s": 0.0} | settings
+    settings = {"pause_after_episode_s": 0.0, "tracker_discovery_s": 0.0} | settings
     return PolicyRunner(deployable, arm, clock, RunnerSettings(**settings), log=lambda _: None), clock
 
 

@@ -75,6 +75,26 @@ def test_a_reacher_policy_on_a_pushing_rig_is_refused_before_anything_is_sent(tm
     assert arm.sent == [] and arm.stiffened == 0
 
 
+class LateTracker(PuckRig):
+    """A pushing rig whose tracker is discovered ``discovered_after`` seconds into the run (a busy machine)."""
+
+    def __init__(self, discovered_after: float) -> None:
+        super().__init__()
+        self.discovered_after = discovered_after
+
+    def puck_tracker_present(self) -> bool:
+        return self.clock.now() >= self.discovered_after
+
+
+def test_a_puck_tracker_discovered_late_still_refuses_a_reacher_policy(tmp_path) -> None:
+    reacher = load_deployable(write_checkpoint(tmp_path / "run" / "checkpoints" / "latest.pt").parents[1])
+    arm = LateTracker(discovered_after=1.0)
+    runner, _ = runner_for(reacher, arm, tracker_discovery_s=2.0)
+    with pytest.raises(DeployError, match="set up for pushing"):
+        runner.run_episodes(goals_for(reacher), 1)
+    assert arm.sent == [] and arm.stiffened == 0
+
+
 def test_each_episode_starts_with_the_puck_where_the_simulator_starts_it(pusher) -> None:
     arm = PuckRig()
     runner, _ = runner_for(pusher, arm)

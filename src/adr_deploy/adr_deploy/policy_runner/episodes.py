@@ -68,6 +68,7 @@ class RunnerSettings:
     pause_after_episode_s: float = 1.0  # hold the final pose this long (to look at it)
     puck_timeout_s: float = 5.0  # ErgoPusher: no puck position this long after the first joint_states -> refuse
     puck_start_tolerance_m: float = 0.01  # ErgoPusher: the puck counts as at its start this close (tracker noise)
+    tracker_discovery_s: float = 2.0  # ErgoReacher: a puck tracker discovered this long after joint_states -> refuse
 
 
 class PolicyRunner:
@@ -131,14 +132,20 @@ class PolicyRunner:
 
     def check_rig(self) -> None:
         """The rig must match the task: an ErgoPusher policy needs puck positions (within ``puck_timeout_s``), an
-        ErgoReacher policy must not run where a puck tracker publishes (a pushing rig: the arm stands at the table)."""
+        ErgoReacher policy must not run where a puck tracker publishes (a pushing rig: the arm stands at the table).
+        Discovery takes its time on a busy machine: the tracker gets ``tracker_discovery_s`` to show up."""
         topic = getattr(self.arm, "puck_topic", "puck")  # signed/puck with the deployment's key
         if not self.task.needs_puck:
-            if self.arm.puck_tracker_present():
-                raise DeployError(f"a puck tracker publishes on '{topic}': this rig is set up for pushing "
-                                  f"(adr/ErgoPusher-v0), the policy is {self.task.env_id}'s; nothing was sent to the "
-                                  f"arm")
-            return
+            self.state = "looking for a puck tracker"
+            deadline = self.clock.now() + self.settings.tracker_discovery_s
+            while True:
+                if self.arm.puck_tracker_present():
+                    raise DeployError(f"a puck tracker publishes on '{topic}': this rig is set up for pushing "
+                                      f"(adr/ErgoPusher-v0), the policy is {self.task.env_id}'s; nothing was sent to "
+                                      f"the arm")
+                if self.clock.now() >= deadline:
+                    return
+                self.clock.sleep_until(self.clock.now() + 0.05)
         deadline = self.clock.now() + self.settings.puck_timeout_s
         self.state = "waiting for the puck tracker"
         while (puck := self.arm.latest_puck()) is None or self.clock.now() - puck.received_at > \
