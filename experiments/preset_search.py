@@ -48,7 +48,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     from adr_core.evaluation.settings import evaluate
     from adr_core.training.cli import resolve_experiment
     from adr_core.training.config import TrainConfig
-    from adr_core.training.driver import Hook, drive
+    from adr_core.training.driver import Hook
     from adr_core.training.hooks import EarlyStopHook, early_stop
     from adr_core.training.trainer import Trainer
 
@@ -89,10 +89,16 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
             if state["landed"] is None and passes(point):
                 state["landed"] = point
 
+    class TimeCap(Hook):
+        """The run ends at the first iteration boundary after ``max_train_seconds`` of training."""
+
+        def after_row(self, run: Any, result: Any, row: dict[str, Any]) -> None:
+            if trainer.wall_time >= job["max_train_seconds"]:
+                trainer.stop_requested.set()
+
     stop = early_stop(config, None, trainer.agent_steps)  # the variant's early_stop_* keys, as Trainer.run runs them
-    hooks: list[Hook] = ([EarlyStopHook(stop)] if stop is not None else []) + [Curve()]
-    drive(trainer, trainer.run_iteration, hooks,
-          done=lambda: trainer.done or trainer.wall_time >= job["max_train_seconds"])
+    hooks: list[Hook] = ([EarlyStopHook(stop)] if stop is not None else []) + [Curve(), TimeCap()]
+    trainer.run(hooks=hooks)
     landed, eval_seconds = state["landed"], state["eval_seconds"]
     final = score(job["final_episodes"], 1)
     return {"variant": job["variant"], "seed": job["seed"], "set": job["set"], "agent_steps": trainer.agent_steps,

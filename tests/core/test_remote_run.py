@@ -13,8 +13,8 @@ from tiny_configs import tiny_config
 from adr_core.agents import ActorPolicy
 from adr_core.iteration import Feedback, Proposals, propose, roll_out, score_then_train, update_sampler
 from adr_core.rollout import Trajectory
-from adr_core.training.driver import Hook
-from adr_core.training.remote import RemoteRun, StopRequested
+from adr_core.training.driver import Hook, StopRequested
+from adr_core.training.remote import RemoteRun
 from adr_core.training.trainer import Trainer
 
 
@@ -62,8 +62,8 @@ class LocalSteps:
             self.stop.set()  # the graph stops: the sampler's answer of k never comes
         return self.answers.pop(k)
 
-    def transport_seconds(self, k: int) -> float:
-        return 0.0
+    def timings(self, k: int) -> dict[str, float]:
+        return {}
 
 
 class Rows(Hook):

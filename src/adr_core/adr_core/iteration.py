@@ -1,9 +1,9 @@
 """Algorithm 1 of the paper (Active Domain Randomization): one iteration, written once, as per-role steps.
 
-Every runner calls these steps. The in-process ``Trainer`` and the ``Probe`` (a frozen policy, no agent) call
-``run_iteration``; the ROS nodes each call their role's step (sampler node: ``propose`` and ``update_sampler``;
-simulator node: ``roll_out_episode``, once per kind; discriminator node: ``score_then_train``; trainer node:
-``update_agent``); the bookkeeping around an iteration is ``adr_core.training.driver``::
+Every runner calls these steps, and one loop orders them (``adr_core.training.driver.Engine``). In this process
+(the ``Trainer``, and the ``Probe``: a frozen policy, no agent) ``training/local_steps.py`` calls them; the ROS nodes
+each call their role's step (sampler node: ``propose`` and ``update_sampler``; simulator node: ``roll_out_episode``,
+once per kind; discriminator node: ``score_then_train``; trainer node: ``update_agent``)::
 
     proposals = propose(sampler, space)                                   (n, d) normalized and physical
     for each slot:                                                        the policy is fixed during the rollouts
@@ -20,9 +20,7 @@ result (the node graph runs them in parallel processes and matches this in-proce
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -229,53 +227,3 @@ class Components:
     budget: int | None = None  # the run's total agent steps (learning-rate schedules)
     learn_from_reference: bool = False  # the agent also stores the reference rollouts
     learner_pool: ThreadPoolExecutor | None = None  # set: the discriminator trains there while the agent updates
-
-
-def run_iteration(parts: Components, iteration: int, policy: Policy, policy_version: int = 0) -> IterationResult:
-    """Algorithm 1's iteration ``iteration`` with ``policy`` (the agent's weights at the end of the last one)."""
-    clock = time.perf_counter
-    t0 = clock()
-    proposals = propose(parts.sampler, parts.space)
-    learns = parts.sampler.learns_from_rewards
-    randomized, reference = [], []
-    for slot in range(len(proposals.normalized)):
-        rand, ref = roll_out(parts.randomized_env, parts.reference_env, policy, proposals, slot, iteration,
-                             parts.rollouts, policy_version, with_reference=learns)
-        randomized.append(rand)
-        if ref is not None:
-            reference.append(ref)
-    t1 = clock()
-    rewards: np.ndarray | None = None
-    discriminator_metrics: dict[str, float] = {}
-    time_discriminator = 0.0
-    pending: Future[tuple[Any, float]] | None = None
-    if learns and parts.learner_pool is not None and parts.agent is not None:
-        pending = parts.learner_pool.submit(_timed, score_then_train, parts.discriminator, randomized, reference)
-    elif learns:
-        (rewards, discriminator_metrics), time_discriminator = _timed(score_then_train, parts.discriminator,
-                                                                      randomized, reference)
-    t2 = clock()
-    try:
-        n_updates, agent_losses = (update_agent(parts.agent, randomized, parts.budget,
-                                                reference if parts.learn_from_reference else None)
-                                   if parts.agent is not None else (0, {}))
-        time_agent = clock() - t2
-    finally:
-        if pending is not None:  # also when the agent's update failed: the thread is not left running
-            (rewards, discriminator_metrics), time_discriminator = pending.result()
-    t3 = clock()
-    if parts.sampler.learns_from_outcomes:  # boundary ADR: the task scores, not a discriminator's
-        rewards = outcome_scores(randomized)
-    sampler_metrics = update_sampler(parts.sampler, rewards)
-    t4 = clock()
-    return IterationResult.assemble(
-        iteration, proposals, policy_version, randomized, reference,
-        Feedback(rewards, sampler_metrics, discriminator_metrics), n_updates, agent_losses,
-        {"time_rollouts_s": t1 - t0, "time_discriminator_s": time_discriminator, "time_agent_s": time_agent,
-         "time_sampler_s": t4 - t3, "time_iteration_s": t4 - t0})
-
-
-def _timed(step: Callable[..., Any], *args: Any) -> tuple[Any, float]:
-    """``step(*args)`` and the seconds it took."""
-    start = time.perf_counter()
-    return step(*args), time.perf_counter() - start

@@ -1,4 +1,4 @@
-"""The steps of Algorithm 1 over the node graph: ``adr_core.training.remote.RemoteSteps`` in ROS 2.
+"""The steps of Algorithm 1 over the node graph: ``adr_core.training.driver.Steps`` in ROS 2.
 
     propose(k)      ProposeParameters service of the sampler (asked again while it waits for the rewards of k-1)
     roll_out(k)     RollOut goals on the simulator instances (dispatcher.py), trajectories taken from the topic
@@ -9,8 +9,8 @@
     save_components the sampler's and discriminator's SaveCheckpoint services
 
 Every wait checks the stop request and raises ``StopRequested`` (Ctrl-C ends a wait at once, not while a checkpoint
-is being written). The run's loop and learning step are in ``adr_core.training.remote``; the node (node.py) wires
-the two together.
+is being written). The run's loop and learning step are ``adr_core.training.driver.Engine`` (as ``remote.RemoteRun``);
+the node (node.py) wires the two together.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.run_spec import RunSpec
 from adr_core.samplers.svpg import REWARD_LIMIT
 from adr_core.training.config import TrainConfig
-from adr_core.training.remote import StopRequested
+from adr_core.training.driver import StopRequested
 from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewards, PolicyWeights, SamplerState
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
@@ -282,8 +282,9 @@ class GraphSteps:
     def feedback(self, k: int) -> Feedback:
         return Feedback(self.rewards_of(k), self.sampler_metrics_of(k), self.discriminator_metrics.pop(k, {}))
 
-    def transport_seconds(self, k: int) -> float:
-        return self.inbox.transport_seconds(k)
+    def timings(self, k: int) -> dict[str, float]:
+        """The graph's own timing column: the iteration's summed publish -> receive time of its trajectories."""
+        return {"time_transport_s": self.inbox.transport_seconds(k)}
 
     def rewards_of(self, k: int) -> np.ndarray | None:
         if not self.sampler_learns:

@@ -35,9 +35,9 @@ from adr_core.iteration import IterationResult
 from adr_core.probe.policies import load_frozen_policy
 from adr_core.run_dir import prepare_run_dir
 from adr_core.training.config import ConfigError
-from adr_core.training.driver import Hook
+from adr_core.training.driver import Engine, Hook, StopRequested
 from adr_core.training.hooks import standard_hooks
-from adr_core.training.remote import RemoteRun, StopRequested
+from adr_core.training.remote import RemoteRun
 from adr_ros.checkpoints import checkpoint_dir, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
@@ -109,7 +109,7 @@ class TrainerNode(Node):
                                 diagnostics=self.diagnostics, signing=self.signing,
                                 first_iteration=iteration,
                                 position=lambda: (self.run.iteration, self.run.last_completed))
-        self.run = RemoteRun(self.agent, cfg, self.steps, overlap=self.mode == "async",
+        self.run: Engine = RemoteRun(self.agent, cfg, self.steps, overlap=self.mode == "async",
                              stop_requested=self.stop_requested, iteration=iteration, wall_time=wall_time,
                              warn=self.get_logger().warning)
         self.metrics = MetricPublisher(self, METRICS)

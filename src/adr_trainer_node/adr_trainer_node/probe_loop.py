@@ -15,11 +15,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from adr_core.iteration import IterationResult
 from adr_core.probe import FrozenPolicy, ProbeRecorder, measure_failure_map, probe_options
 from adr_core.probe.probe import ProbeResult, ShareHook
-from adr_core.training.driver import finish_iteration
-from adr_core.training.remote import RemoteRun
+from adr_core.training.driver import Engine
 from adr_ros import policy_weights
 from adr_trainer_node.graph_steps import GraphSteps
 
@@ -33,7 +31,7 @@ class ProbeHost(Protocol):
     space: Any
     agent: Any
     steps: GraphSteps
-    run: RemoteRun
+    run: Engine
     stop_requested: threading.Event
 
     def get_logger(self) -> Any: ...
@@ -52,7 +50,7 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
     recorder.write_failure_map(failure_map, region)
     log.info(f"failure map ({time.perf_counter() - started:.0f} s): the policy fails at "
              f"{region.describe(node.space)} (uniform share {region.uniform_share:.2f})")
-    steps, run = node.steps, node.run
+    steps = node.steps
     steps.wait_for_graph()
     if frozen.weights is not None:
         import torch
@@ -63,18 +61,13 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
                                                        run_id=node.run_id))
     started = time.perf_counter()
     shares = ShareHook(recorder, ProbeResult(region), iterations, lambda text: log.info(f"probe {text}"))
-    for k in range(iterations):
-        t0 = time.perf_counter()
-        proposals = steps.propose(k)
-        randomized, reference = steps.roll_out(k, proposals, min_version=0)
-        run.iteration = k + 1
-        feedback = steps.feedback(k)
-        step = IterationResult.assemble(k, proposals, 0, randomized, reference, feedback,
-                                        timings={"time_iteration_s": time.perf_counter() - t0})
-        finish_iteration(run, step, [shares])  # the in-process probe's bookkeeping: record, log every 10
-        run.last_completed = k
-        if node.stop_requested.is_set():
-            break
+    # the engine with no agent, as the in-process probe runs it: no updates, nothing published
+    node.run = Engine(None, config, steps, stop_requested=node.stop_requested, real_clock=True,
+                      warn=log.warning)
+    node.run.start([shares])  # the in-process probe's bookkeeping: record, log every 10
+    node.run.run(max_iterations=iterations)
+    if node.run.failure is not None:
+        log.error(f"probe stopped: {node.run.failure}")
     focus = recorder.finish(time.perf_counter() - started, config.seed)
     log.info(f"probe done: share in the failure region / uniform = {focus['ratio_second_half']:.2f} (second half), "
              f"{focus['ratio_last_quarter']:.2f} (last quarter); files in {node.run_dir}")

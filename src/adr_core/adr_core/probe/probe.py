@@ -2,7 +2,7 @@
 
     probe = Probe(config, load_frozen_policy(spec, config.env_id, space), out_dir)
     probe.measure_failures()          # the policy's failure map over the training range (failure.py)
-    result = probe.run(200)           # iterations of adr_core.iteration.run_iteration with agent=None
+    result = probe.run(200)           # iterations of the engine (training/driver.py) with no agent
 
 Files (with an ``out_dir``): record.py. The focus rule: focus.py.
 """
@@ -12,24 +12,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
 from ..evaluation.episodes import PolicySpec
-from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
+from ..iteration import Components, IterationResult, RolloutSettings
 from ..training.components import build_run_parts
 from ..training.config import TrainConfig
-from ..training.driver import Hook, drive
+from ..training.driver import Engine, Hook
+from ..training.local_steps import LocalSteps
 from .failure import FailureMap, FailureRegion, failure_region, sweep_training_range
 from .focus import FOCUS_RATIO, focus_statistics
 from .policies import FrozenPolicy, check_policy
 from .record import ProbeRecorder
-
-if TYPE_CHECKING:
-
-    pass
 
 __all__ = ["FOCUS_RATIO", "Probe", "ProbeResult", "focus_statistics"]
 
@@ -80,7 +77,7 @@ class Probe:
         self.recorder = None if out_dir is None else ProbeRecorder(out_dir, self.space, config, options)
         self.failure_map: FailureMap | None = None
         self.region: FailureRegion | None = None
-        self.iteration = 0
+        self.engine = Engine(None, config, LocalSteps(self.components, lambda: (policy.policy, 0)))
 
     def measure_failures(self) -> FailureRegion:
         points, episodes, seeds, workers = self.sweep
@@ -89,30 +86,21 @@ class Probe:
             self.recorder.write_failure_map(self.failure_map, self.region)
         return self.region
 
-    # what the driver's hooks read of a run (training/driver.py RunState): a probe has no agent
-    wall_time, solved, agent_steps, agent_updates = 0.0, False, 0, 0
-
-    def actor_state_dict(self) -> dict[str, torch.Tensor]:
-        return {}
-
-    def count_training_time(self, seconds: float) -> None:
-        self.wall_time += seconds
-
-    def iterate(self) -> IterationResult:
-        step = run_iteration(self.components, self.iteration, self.frozen.policy)
-        self.iteration += 1
-        return step
+    @property
+    def iteration(self) -> int:
+        """Iterations run so far."""
+        return self.engine.iteration
 
     def run(self, iterations: int, log: Callable[[str], None] = lambda _: None) -> ProbeResult:
-        """``iterations`` ADR iterations around the frozen policy (training/driver.py ``drive`` with a
-        ``ShareHook``)."""
+        """``iterations`` ADR iterations around the frozen policy (the engine, training/driver.py, with no agent and
+        a ``ShareHook``)."""
         if self.region is None:
             self.measure_failures()
         assert self.region is not None
         result = ProbeResult(self.region)
         started = time.perf_counter()
-        end = self.iteration + iterations
-        drive(self, self.iterate, [ShareHook(self.recorder, result, end, log)], done=lambda: self.iteration >= end)
+        self.engine.start([ShareHook(self.recorder, result, self.iteration + iterations, log)])
+        self.engine.run(max_iterations=iterations)
         result.seconds = time.perf_counter() - started
         if self.recorder is not None:
             result.focus = self.recorder.finish(result.seconds, self.config.seed)

@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.exit(2, f"adr-train: error: {exc}\n")
     def stop_at_iteration_end(*_: object) -> None:
         # first Ctrl-C: finish the iteration, checkpoint it, exit; a second one interrupts at once
-        trainer.stop_requested = True
+        trainer.stop_requested.set()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         print("\nadr-train: stopping after this iteration (Ctrl-C again to abort without a checkpoint)",
               file=sys.stderr)
@@ -181,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         signal.signal(signal.SIGINT, previous)
-    if trainer.stop_requested:
+    if trainer.stop_requested.is_set():
         print(f"adr-train: stopped after iteration {trainer.iteration - 1} with a checkpoint; "
               f"`adr-train --out {args.out} --resume` continues", file=sys.stderr)
     if trainer.solved:

@@ -1,12 +1,13 @@
-"""The in-process runner of Algorithm 1 (Active Domain Randomization): builds the pieces, loops, logs, checkpoints.
+"""The in-process runner of Algorithm 1 (Active Domain Randomization): builds the pieces, logs, checkpoints.
 
-The iteration itself is ``adr_core.iteration.run_iteration`` (the steps every runner shares); the policy of iteration
-k is the agent's actor at the end of k-1. The run stops at the first iteration boundary at which the agent has taken
-``total_agent_steps`` steps; the last iteration stores only what the budget has left (``update_agent``), so it ends
-at the budget exactly.
+The loop is the engine every runner goes through (``driver.Engine``) with the steps carried out in this process
+(``local_steps.LocalSteps``); the policy of iteration k is the agent's actor at the end of k-1. The run stops at the
+first iteration boundary at which the agent has taken ``total_agent_steps`` steps; the last iteration stores only
+what the budget has left (``update_agent``), so it ends at the budget exactly.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,17 +27,20 @@ from ..base.checkpoint import (
 )
 from ..base.devices import DeviceError, resolve_device
 from ..base.seeding import component_seed
-from ..iteration import Components, IterationResult, RolloutSettings, run_iteration
+from ..iteration import Components, IterationResult, RolloutSettings
 from ..samplers import Sampler
 from .components import build_run_parts
 from .config import ConfigError, TrainConfig
-from .driver import AgentRun, Hook, drive
+from .driver import Engine, Hook
 from .hooks import CheckpointHook, ProgressHook, standard_hooks
+from .local_steps import LocalSteps
 
 CONFIG_FILE, CHECKPOINT_DIR, LATEST = run_dir.CONFIG_FILE, run_dir.CHECKPOINTS, run_dir.IN_PROCESS_LATEST
 
-class Trainer(AgentRun):
-    """Builds the pieces from a ``TrainConfig`` and runs Algorithm 1. ``out_dir=None``: no files, no logs."""
+class Trainer(Engine):
+    """Builds the pieces from a ``TrainConfig`` and runs Algorithm 1 in this process (the engine with
+    ``LocalSteps``). ``out_dir=None``: no files, no logs. ``stop_requested.set()`` (e.g. from a Ctrl-C handler) ends
+    ``run`` at the next iteration boundary."""
 
     def __init__(self, config: TrainConfig, out_dir: str | Path | None = None, *, resume: bool = False,
                  bootstrap_from: str | Path | None = None) -> None:
@@ -62,11 +66,8 @@ class Trainer(AgentRun):
                                                 component_seed(config.seed, "agent"), self.device, config.goal_layout)
         self._learner_pool = (ThreadPoolExecutor(1, thread_name_prefix="adr-discriminator")
                               if config.concurrent_learning else None)
-        self.iteration = 0
+        super().__init__(self.agent, config, LocalSteps(self.components(), self._current_policy))
         self.schedule = CheckpointSchedule(config.checkpoint_every, config.checkpoint_every_s)
-        self.wall_time = 0.0
-        self.stop_requested = False  # set (e.g. by a Ctrl-C handler) to end ``run`` at the next iteration boundary
-        self.solved = False  # the early-stop rule was met: the run is done before its budget
 
         if resume:
             self.load_checkpoint(self.checkpoint_dir / LATEST)
@@ -83,11 +84,14 @@ class Trainer(AgentRun):
                           learn_from_reference=self.config.learn_from_reference, learner_pool=self._learner_pool)
 
     def run_iteration(self) -> IterationResult:
-        policy = ActorPolicy.from_state_dict(self.agent.actor_state_dict())
-        result = run_iteration(self.components(), self.iteration, policy, self.agent.policy_version)
-        self.iteration += 1
-        self.wall_time += result.timings["time_iteration_s"]
+        """One iteration (``Engine.run_one``) outside ``run``: no files, no checkpoints; its result."""
+        result = self.run_one()
+        assert result is not None  # in this process the feedback always comes
         return result
+
+    def _current_policy(self) -> tuple[ActorPolicy, int]:
+        """The rollouts' policy: the agent's actor now, and its version."""
+        return ActorPolicy.from_state_dict(self.agent.actor_state_dict()), self.agent.policy_version
 
     # ------------------------------------------------------------------ the loop
     @property
@@ -96,10 +100,7 @@ class Trainer(AgentRun):
             raise ConfigError("this trainer has no output directory")
         return self.out_dir / CHECKPOINT_DIR
 
-    def count_training_time(self, seconds: float) -> None:
-        self.wall_time += seconds
-
-    def hooks(self) -> list[Hook]:
+    def run_hooks(self) -> list[Hook]:
         """The bookkeeping of ``run`` (driver.py): the standard hooks (early stop, files, learning curve) with this
         run's checkpoints after its files, then a progress bar."""
         cfg = self.config
@@ -111,11 +112,12 @@ class Trainer(AgentRun):
         return [*standard.hooks,
                 ProgressHook(cfg.total_agent_steps, f"{cfg.sampler} {cfg.env_id}", cfg.progress)]
 
-    def run(self, max_iterations: int | None = None) -> list[dict[str, Any]]:
+    def run(self, max_iterations: int | None = None, hooks: Sequence[Hook] | None = None) -> list[dict[str, Any]]:
         """Iterate until the budget, the early stop, ``stop_requested`` or ``max_iterations`` more iterations;
-        returns the metric rows (driver.drive with ``hooks()``)."""
-        return drive(self, self.run_iteration, self.hooks(), done=lambda: self.done,
-                     stop_requested=lambda: self.stop_requested, max_iterations=max_iterations)
+        returns the metric rows. ``hooks``: the run's bookkeeping (default ``run_hooks()``: files, checkpoints,
+        progress; e.g. a search passes its own early stop and curve, and writes no files)."""
+        self.start(self.run_hooks() if hooks is None else hooks)
+        return super().run(max_iterations)
 
     def _save_named(self, name: str) -> None:
         self.save_checkpoint(self.checkpoint_dir / name)

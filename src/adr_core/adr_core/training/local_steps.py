@@ -1,0 +1,98 @@
+"""Algorithm 1's steps in this process (the in-process trainer and probe): the executor ``Engine.run`` drives.
+
+``propose``: the sampler's settings; ``roll_out``: every slot's randomized episode (and, for ADR, a reference one)
+with the current policy, one after another; the discriminator scores the randomized episodes before training on
+them, in a second thread while the agent updates when the run has a learner pool (``concurrent_learning``), else
+when the feedback is asked for; ``feedback``: the discriminator's rewards (boundary ADR: the task scores) and the
+sampler's update. The discriminator and the agent draw from generators of their own, so where the discriminator
+runs changes no number.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+import numpy as np
+
+from ..iteration import (
+    Components,
+    Feedback,
+    Proposals,
+    outcome_scores,
+    propose,
+    roll_out,
+    score_then_train,
+    update_sampler,
+)
+from ..rollout import Policy, Trajectory
+
+
+class LocalSteps:
+    """``Steps`` on a run's ``Components``. ``policy()``: the policy of the next rollouts and its version (the
+    agent's actor at the end of the last iteration, or a frozen policy at version 0)."""
+
+    def __init__(self, parts: Components, policy: Callable[[], tuple[Policy, int]]) -> None:
+        self.parts, self.policy = parts, policy
+        self._scoring: Future[tuple[Any, float]] | None = None
+        self._pending: tuple[list[Trajectory], list[Trajectory]] | None = None
+        self._timings: dict[int, dict[str, float]] = {}
+        self._outcomes: list[Trajectory] = []  # the last rollouts' randomized episodes (boundary ADR's scores)
+
+    @property
+    def sampler_learns(self) -> bool:
+        return self.parts.sampler.learns_from_rewards
+
+    def propose(self, k: int) -> Proposals:
+        return propose(self.parts.sampler, self.parts.space)
+
+    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
+        parts = self.parts
+        policy, version = self.policy()
+        randomized, reference = [], []
+        for slot in range(len(proposals.normalized)):
+            rand, ref = roll_out(parts.randomized_env, parts.reference_env, policy, proposals, slot, k,
+                                 parts.rollouts, version, with_reference=self.sampler_learns)
+            randomized.append(rand)
+            if ref is not None:
+                reference.append(ref)
+        if self.sampler_learns:
+            if parts.learner_pool is not None and parts.agent is not None:  # scored while the agent updates
+                self._scoring = parts.learner_pool.submit(_timed, score_then_train, parts.discriminator, randomized,
+                                                          reference)
+            else:
+                self._pending = (randomized, reference)
+        self._outcomes = randomized
+        return randomized, reference
+
+    def publish_weights(self) -> None:
+        """Nothing to send: the next ``roll_out`` reads the policy."""
+
+    def feedback(self, k: int) -> Feedback:
+        rewards: np.ndarray | None = None
+        discriminator_metrics: dict[str, float] = {}
+        time_discriminator = 0.0
+        if self._scoring is not None:
+            scoring, self._scoring = self._scoring, None
+            (rewards, discriminator_metrics), time_discriminator = scoring.result()
+        elif self._pending is not None:
+            (randomized, reference), self._pending = self._pending, None
+            (rewards, discriminator_metrics), time_discriminator = _timed(score_then_train, self.parts.discriminator,
+                                                                          randomized, reference)
+        started = time.perf_counter()
+        if self.parts.sampler.learns_from_outcomes:  # boundary ADR: the task scores, not a discriminator's
+            rewards = outcome_scores(self._outcomes)
+        sampler_metrics = update_sampler(self.parts.sampler, rewards)
+        self._timings[k] = {"time_discriminator_s": time_discriminator,
+                            "time_sampler_s": time.perf_counter() - started}
+        return Feedback(rewards, sampler_metrics, discriminator_metrics)
+
+    def timings(self, k: int) -> dict[str, float]:
+        return self._timings.pop(k, {})
+
+
+def _timed(step: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    """``step(*args)`` and the seconds it took."""
+    start = time.perf_counter()
+    return step(*args), time.perf_counter() - start
