@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments import runner
+from experiments import cluster, runner
 
 ENVS = {"Pendulum-v1": {"steps": 20_000, "learning_starts": 1000, "eval_every": 1000},
         "LunarLanderContinuous-v3": {"steps": 150_000, "learning_starts": 10_000, "eval_every": 10_000}}
@@ -228,18 +228,18 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results_file = args.out / "runs.jsonl"
     if args.report_only:
-        results = runner.latest(runner.load(results_file), key)
+        results = runner.finished(results_file, key)
     else:
         jobs = [{"env": e, "algorithm": a, "side": side, "seed": s, "hidden": args.hidden,
                  "steps": args.steps or ENVS[e]["steps"], "learning_starts": ENVS[e]["learning_starts"],
                  "eval_every": ENVS[e]["eval_every"], "eval_episodes": args.eval_episodes}
                 for e in args.envs for s in args.seeds for a in args.algorithms for side in SIDES]
         results = runner.run(jobs, run_job, key=key, results=results_file, parallel=args.parallel,
-                             on_result=print_result)
+                             on_result=print_result, cluster=cluster.options(args))
     text = report(results, args.out)
     (args.out / "parity.md").write_text(text)
     print(text)
-    return 0
+    return 0 if args.report_only else runner.exit_code(jobs, key, results_file)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from experiments import landing, runner
+from experiments import cluster, landing, runner
 
 VARIANTS_FILE = Path(__file__).resolve().with_name("preset_variants.yaml")
 
@@ -197,9 +197,10 @@ def main(argv: list[str] | None = None) -> int:
              "eval_episodes": args.eval_episodes, "final_episodes": args.final_episodes,
              "progress": str(args.progress) if args.progress else None}
             for s in args.seeds for n in names]
-    runner.run(jobs, run_one, key=lambda r: (r["variant"], r["seed"]), results=args.out, parallel=args.parallel,
-               on_result=print_result)
-    return 0
+    key = lambda r: (r["variant"], r["seed"])  # noqa: E731
+    runner.run(jobs, run_one, key=key, results=args.out, parallel=args.parallel, on_result=print_result,
+               cluster=cluster.options(args))
+    return runner.exit_code(jobs, key, args.out)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from adr_core.envs import env_record
-from experiments import runner
+from experiments import cluster, runner
 
 # the frozen policies whose failure region is known: each env record's probe controller
 ENVS = {
@@ -154,14 +154,14 @@ def main(argv: list[str] | None = None) -> int:
             for s in args.seeds for v in args.variants]
     results_file = args.out / "runs.jsonl"
     if args.report_only:
-        results = runner.latest(runner.load(results_file), key)
+        results = runner.finished(results_file, key)
     else:
         results = runner.run(jobs, probe, key=key, results=results_file, parallel=args.parallel, threads=True,
-                             on_result=print_result)
+                             on_result=print_result, cluster=cluster.options(args))
     text = table(results) + "\n" + detects(results, args.out)
     (args.out / "focus_table.md").write_text(text)
     print(text)
-    return 0
+    return 0 if args.report_only else runner.exit_code(jobs, key, results_file)
 
 
 if __name__ == "__main__":

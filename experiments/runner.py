@@ -1,10 +1,12 @@
 """The one runner of the experiment drivers (preset search, probe focus, time to land, parity): a pool of workers over
-jobs, one JSON line per finished job appended to a results file as it arrives (an interrupted command keeps every
-finished job), jobs whose key is already in the file skipped (run the same command again to continue), and
-``--report-only`` to rebuild a driver's tables from the file alone.
+jobs, on this machine or a Ray cluster (``cluster.py``: ``--backend local|ray``), one JSON line per finished job
+appended to a results file as it arrives (an interrupted command keeps every finished job), jobs whose key is
+already in the file skipped (run the same command again to continue), and ``--report-only`` to rebuild a driver's
+tables from the file alone.
 
     results = runner.run(jobs, worker, key=lambda j: (j["variant"], j["seed"]), results=out / "runs.jsonl",
-                         parallel=args.parallel)
+                         parallel=args.parallel, cluster=cluster.options(args))
+    return runner.exit_code(jobs, key, out / "runs.jsonl")      # 1 while a job is unfinished
 
 A worker is a module-level function (picklable: each job runs in a fresh spawned process, so no state leaks from one
 job to the next) or, with ``threads=True``, any callable that starts its own process tree (the drivers that launch
@@ -15,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Hashable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import Any
+
+from experiments import cluster as clusters
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,9 +32,11 @@ Result = dict[str, Any]
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, parallel_help: str = "jobs at a time") -> None:
-    """``--parallel`` and ``--report-only``, the options every driver shares."""
+    """``--parallel``, ``--report-only`` and where the jobs run (``cluster.add_arguments``), the options every
+    driver shares."""
     parser.add_argument("--parallel", type=int, default=1, help=parallel_help)
     parser.add_argument("--report-only", action="store_true", help="only summarize the jobs already finished")
+    clusters.add_arguments(parser)
 
 
 def load(path: Path) -> list[Result]:
@@ -53,6 +57,11 @@ def latest(results: Iterable[Result], key: Callable[[Result], Hashable]) -> list
     return list({key(r): r for r in results}.values())
 
 
+def finished(path: Path, key: Callable[[Result], Hashable]) -> list[Result]:
+    """The latest result per key of ``path``, less those that are failures (an ``error`` key)."""
+    return [r for r in latest(load(path), key) if "error" not in r]
+
+
 def pending(jobs: Iterable[Job], key: Callable[[Job], Hashable], results: Path) -> list[Job]:
     """The jobs with no result line yet, or whose last one is a failure (an ``error`` key), in their given order:
     a repeated command retries failed jobs and skips finished ones."""
@@ -60,27 +69,43 @@ def pending(jobs: Iterable[Job], key: Callable[[Job], Hashable], results: Path) 
     return [job for job in jobs if key(job) not in done]
 
 
-def _pool_results(todo: list[Job], worker: Callable[[Job], Result], parallel: int, threads: bool) -> Iterator[Result]:
-    if threads:
-        with ThreadPoolExecutor(max(1, parallel)) as pool:
-            yield from pool.map(worker, todo)
-    else:
-        with multiprocessing.get_context("spawn").Pool(max(1, parallel), maxtasksperchild=1) as pool:
-            yield from pool.imap_unordered(worker, todo)
-
-
 def run(jobs: Iterable[Job], worker: Callable[[Job], Result], *, key: Callable[[Job], Hashable], results: Path,
-        parallel: int = 1, threads: bool = False, on_result: Callable[[Result], None] | None = None) -> list[Result]:
-    """Run the jobs not yet in ``results`` (``parallel`` at a time), append each result as it arrives, return the
-    file's latest result per key (earlier commands' included). A job's key must be computable from its result too;
-    a worker reports a failure it caught as a result with an ``error`` message (retried by the next command)."""
+        parallel: int = 1, threads: bool = False, on_result: Callable[[Result], None] | None = None,
+        cluster: clusters.Options | None = None) -> list[Result]:
+    """Run the jobs not yet in ``results`` (``parallel`` at a time, or on the Ray cluster ``cluster`` names), append
+    each result as it arrives, return the file's latest finished result per key (earlier commands' included). A
+    job's key must be computable from its result too. A job that raised, or that the cluster could not finish (its
+    node died more than ``retries`` times), is written as its job's fields with an ``error`` message: the next
+    command retries it. A cluster that cannot run anything: ``cluster.ClusterError``."""
     todo = pending(jobs, key, results)
     if todo:
-        for result in _pool_results(todo, worker, parallel, threads):
-            append(results, result)
-            if on_result is not None:
-                on_result(result)
-    return latest(load(results), key)
+        try:
+            pool = clusters.pool(cluster, parallel, threads)
+        except clusters.ClusterError as error:
+            print(f"[runner] {error}; nothing was run ({len(todo)} jobs left)", file=sys.stderr)
+            raise SystemExit(2) from None
+        try:
+            for job, result, error in pool.map_unordered(worker, todo):
+                if error is not None:
+                    print(f"[runner] job {key(job)} did not finish: {error}", file=sys.stderr, flush=True)
+                    result = {**job, "error": error}
+                append(results, result)
+                if on_result is not None and "error" not in result:
+                    on_result(result)
+        finally:
+            if isinstance(pool, clusters.RayPool):
+                pool.close()
+    return finished(results, key)
+
+
+def exit_code(jobs: Iterable[Job], key: Callable[[Job], Hashable], results: Path) -> int:
+    """0 when every job has a result without an error, else 1 (with one line saying how many are left)."""
+    jobs = list(jobs)
+    left = pending(jobs, key, results)
+    if left:
+        print(f"[runner] {len(left)} of {len(jobs)} jobs unfinished (their errors are in {results}); run the same "
+              f"command again to retry them", file=sys.stderr)
+    return 1 if left else 0
 
 
 def module_command(module: str, *arguments: str) -> list[str]:

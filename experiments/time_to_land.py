@@ -49,6 +49,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -56,7 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments import runner
+from experiments import cluster, runner
 from experiments.landing import ENV_ID, FINAL_SEED, LANDED, curve_from_evaluation_csv, evaluate_callable, first_landing
 
 RUNS = ("ours", "ours_graph", "sb3_td3", "sb3_sac", "sb3_sac_defaults", "sb3_sac_zoo_reacher", "sb3_sac_zoo_mujoco")
@@ -96,9 +97,14 @@ def run_ours(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict
     else:
         command = ["adr_launch", "adr", "train_sim.launch.py", f"config:={args.preset}", "instances:=1",
                    f"seed:={seed}", f"run_dir:={run_dir}", f"overrides:={json.dumps(overrides)}"]
+    if run_dir.exists():  # an attempt that did not finish (killed, or its node died): a timing starts over
+        print(f"[time_to_land] {name} seed {seed}: removing the unfinished attempt in {run_dir}", flush=True)
+        shutil.rmtree(run_dir)
     started = time.perf_counter()
     with open(log, "w") as out:
-        code = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+        # the run dies with the thread (or Ray worker) that waits on it: no orphan keeps writing into run_dir
+        code = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT,
+                              preexec_fn=cluster.die_with_parent).returncode
     total_s = time.perf_counter() - started
     if code != 0:
         raise RuntimeError(f"{name} seed {seed} failed ({code}); see {log}")
@@ -298,12 +304,13 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results_file = args.out / "runs.jsonl"
     if args.report_only:
-        results = runner.latest(runner.load(results_file), key)
+        results = runner.finished(results_file, key)
     else:
         # seed-major: an interrupted command leaves comparable sets behind
         jobs = [{"name": name, "seed": seed} for seed in args.seeds for name in args.runs]
         results = runner.run(jobs, lambda job: run_job(job, args), key=key, results=results_file,
-                             parallel=args.parallel, threads=True, on_result=print_result)
+                             parallel=args.parallel, threads=True, on_result=print_result,
+                             cluster=cluster.options(args))
     if not results:
         parser.error(f"no finished runs in {args.out}")
     summary = summarize(results, args.env)
@@ -312,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "summary.md").write_text(text)
     figure(results, args.out / "time_to_land.png", args.env)
     print(text)
-    return 0
+    return 0 if args.report_only else runner.exit_code(jobs, key, results_file)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 Installable both by colcon (ament_python) and by plain pip, without ROS:
 ``pip install "./src/adr_core[sb3,box2d]"`` (extras: ``sb3``, ``box2d`` for LunarLander, ``mujoco`` for Pusher3DOF,
-``pybullet`` for the Ergo envs, ``export`` for ONNX, ``tensorboard``, ``samplers`` for alp_gmm, ``all``). Install torch
-first, pinned (``pip install torch==2.13.0``): an unpinned torch may pull several GB of CUDA wheels.
+``pybullet`` for the Ergo envs, ``export`` for ONNX, ``tensorboard``, ``samplers`` for alp_gmm, ``cluster`` for Ray,
+``all``). Install torch first, pinned (``pip install torch==2.13.0``): an unpinned torch may pull several GB of CUDA
+wheels.
 
 pip builds in a temporary directory (the ``egg_info``/``build`` defaults below), so the source tree stays clean;
 under colcon (``COLCON=1`` in the environment) colcon's own build directories are used as before.
@@ -31,6 +32,7 @@ EXTRAS = {
     "export": ["onnx>=1.16", "onnxruntime>=1.18"],
     "tensorboard": ["tensorboard>=2.15"],
     "samplers": ["scikit-learn>=1.3"],  # the alp_gmm sampler's Gaussian mixtures
+    "cluster": ["ray>=2.9"],  # campaigns of whole runs on a Ray cluster (the experiment drivers' --backend ray)
 }
 EXTRAS["all"] = sorted({requirement for group in EXTRAS.values() for requirement in group})
 
