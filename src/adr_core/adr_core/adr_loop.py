@@ -9,9 +9,11 @@
 
 Each batch is one iteration of Algorithm 1: the sampler proposes ``n`` settings (ADR: one per particle); the
 learner's episodes are handed out the settings slot by slot (``next_setting``), and the finished episodes come
-back (``observe``); once every slot has one, ``update`` rolls out one reference episode per slot with the policy it
-is given, scores the randomized episodes with the discriminator before training it on them, and updates the
-particles (``adr_core.iteration``'s steps). Episodes that start while a batch waits for its update (vectorized
+back (``observe``); once every slot has one, ``update`` runs the iteration through the engine every runner uses
+(``training.driver.Engine``, with no agent: the learner learns outside it) with the learner-driven executor
+(``LearnerDrivenSteps``): its rollouts are the learner's episodes plus one reference episode per slot with the policy
+``update`` is given; the discriminator scores the randomized episodes before training on them, and the particles
+take their step (``adr_core.iteration``'s steps). Episodes that start while a batch waits for its update (vectorized
 envs) are given the batch's settings again, round robin; they train the learner but are not scored. Non-learning
 samplers (UDR, baseline, fixed range) need no reference episodes and no policy.
 
@@ -30,10 +32,11 @@ import numpy as np
 
 from .base.seeding import component_seed
 from .discriminator import DiscriminatorRewarder
-from .iteration import Proposals, outcome_scores, propose, score_then_train, update_sampler
+from .iteration import Feedback, Proposals, outcome_scores, propose, score_then_train, update_sampler
 from .randomization import RandomizationSpace
 from .rollout import Policy, Trajectory, rollout
 from .training.config import TrainConfig
+from .training.driver import Engine
 
 LOOP_FORMAT = 1
 NO_UPDATE_WARNING = 3  # batches' worth of episodes on a complete batch before warning that update() is never called
@@ -101,7 +104,8 @@ class ADRLoop:
                                                     component_seed(seed, "discriminator")) if self.learns else None)
         env_kwargs = config.env_kwargs()
         self.reference_env = make_env(config.env_id, **env_kwargs) if self.learns else None
-        self.iteration = 0
+        self._steps = LearnerDrivenSteps(self)
+        self._engine = Engine(None, config, self._steps)
         self._batch: Proposals | None = None
         self._handed_out = 0
         self._episodes: dict[int, Trajectory] = {}
@@ -121,6 +125,15 @@ class ADRLoop:
         return cls(config)
 
     # ------------------------------------------------------------------ the batch
+    @property
+    def iteration(self) -> int:
+        """Batches completed (``update`` calls): the engine's iteration counter."""
+        return self._engine.iteration
+
+    @iteration.setter
+    def iteration(self, value: int) -> None:
+        self._engine.iteration = value
+
     @property
     def slots(self) -> int:
         """Settings per batch (ADR: the number of SVPG particles)."""
@@ -179,34 +192,28 @@ class ADRLoop:
         if not self.ready:
             raise ADRError(f"update() needs a finished episode for each of the {self.slots} slots of the batch; "
                            f"have {sorted(self._episodes)}")
-        assert self._batch is not None
-        randomized = [self._episodes[slot] for slot in range(self.slots)]
-        rewards: np.ndarray | None = None
-        metrics: dict[str, float] = {}
-        if self.learns:
-            if policy is None:
-                raise ADRError("ADR's update needs the learner's current policy (obs -> action) for the reference "
-                               "episodes")
-            assert self.discriminator is not None and self.reference_env is not None
-            noise = self.config.reference_noise if exploration_noise is None else float(exploration_noise)
-            reference = [self._reference_episode(policy, slot, noise) for slot in range(self.slots)]
-            rewards, metrics = score_then_train(self.discriminator, randomized, reference)
-            metrics["reference_return_mean"] = float(np.mean([t.episode_return for t in reference]))
-        elif self.sampler.learns_from_outcomes:  # boundary ADR: the episodes' task scores
-            rewards = outcome_scores(randomized)
-        metrics.update(update_sampler(self.sampler, rewards))
-        if rewards is not None:
-            metrics["sampler_reward_mean"] = float(rewards.mean())
-        metrics["return_mean"] = float(np.mean([t.episode_return for t in randomized]))
-        metrics["iteration"] = float(self.iteration)
-        self.iteration += 1
+        if self.learns and policy is None:
+            raise ADRError("ADR's update needs the learner's current policy (obs -> action) for the reference "
+                           "episodes")
+        noise = self.config.reference_noise if exploration_noise is None else float(exploration_noise)
+        self._steps.policy, self._steps.noise = policy, noise
+        result = self._engine.run_one()  # propose (the open batch), roll out (+ reference), feedback
+        assert result is not None  # in this process the feedback always comes
+        metrics = dict(result.discriminator_metrics)
+        if result.reference:
+            metrics["reference_return_mean"] = float(np.mean([t.episode_return for t in result.reference]))
+        metrics.update(result.sampler_metrics)
+        if result.rewards is not None:
+            metrics["sampler_reward_mean"] = float(result.rewards.mean())
+        metrics["return_mean"] = float(np.mean([t.episode_return for t in result.randomized]))
+        metrics["iteration"] = float(result.iteration)
         self._batch, self._episodes = None, {}
         return metrics
 
-    def _reference_episode(self, policy: Policy, slot: int, noise: float) -> Trajectory:
+    def _reference_episode(self, policy: Policy, slot: int, noise: float, iteration: int) -> Trajectory:
         assert self.reference_env is not None
         return rollout(self.reference_env, policy, params=self.space.reference(),
-                       params_normalized=self.space.reference_normalized(), kind="reference", iteration=self.iteration,
+                       params_normalized=self.space.reference_normalized(), kind="reference", iteration=iteration,
                        slot=slot, run_seed=self.config.seed, exploration_noise=noise,
                        max_steps=self.config.rollout_max_steps)
 
@@ -257,3 +264,51 @@ class ADRLoop:
         self._batch = None if batch is None else Proposals(batch["normalized"].numpy().copy(),
                                                            batch["physical"].numpy().copy())
         self._handed_out, self._episodes = 0, {}
+
+
+class LearnerDrivenSteps:
+    """The engine's steps (``training.driver.Steps``) when the learner drives: the iteration's settings are the batch
+    the loop handed out, its randomized rollouts the learner's own episodes of that batch, its reference rollouts one
+    per slot with the learner's policy (ADR), its feedback the discriminator's rewards (boundary ADR: the episodes'
+    task scores) and the sampler's step. Nothing to publish: the learner holds its own weights."""
+
+    def __init__(self, loop: ADRLoop) -> None:
+        self.loop = loop
+        self.policy: Policy | None = None  # set by ADRLoop.update for the iteration it runs
+        self.noise = 0.0
+        self._rollouts: tuple[list[Trajectory], list[Trajectory]] = ([], [])
+
+    @property
+    def sampler_learns(self) -> bool:
+        return self.loop.learns
+
+    def propose(self, k: int) -> Proposals:
+        assert self.loop._batch is not None
+        return self.loop._batch
+
+    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
+        loop = self.loop
+        randomized = [loop._episodes[slot] for slot in range(loop.slots)]
+        reference = []
+        if loop.learns:
+            assert self.policy is not None
+            reference = [loop._reference_episode(self.policy, slot, self.noise, k) for slot in range(loop.slots)]
+        self._rollouts = (randomized, reference)
+        return randomized, reference
+
+    def publish_weights(self) -> None:
+        """Nothing to send: the learner holds its weights."""
+
+    def feedback(self, k: int) -> Feedback:
+        loop, (randomized, reference) = self.loop, self._rollouts
+        rewards: np.ndarray | None = None
+        discriminator_metrics: dict[str, float] = {}
+        if loop.learns:
+            assert loop.discriminator is not None
+            rewards, discriminator_metrics = score_then_train(loop.discriminator, randomized, reference)
+        elif loop.sampler.learns_from_outcomes:  # boundary ADR: the episodes' task scores
+            rewards = outcome_scores(randomized)
+        return Feedback(rewards, update_sampler(loop.sampler, rewards), discriminator_metrics)
+
+    def timings(self, k: int) -> dict[str, float]:
+        return {}

@@ -1,10 +1,10 @@
 """Algorithm 1's loop, written once: every way of running it goes through ``Engine.run``.
 
 Who carries out the steps of an iteration differs, the loop does not. An executor supplies them (``Steps``): this
-process (``training/local_steps.py``: the in-process trainer and probe) or the ROS 2 node graph (the trainer node's
-``GraphSteps``: sync and async, training and probe). The one runner outside it is ``adr_core.adr_loop.ADRLoop``,
-where the user's learner owns the loop (its episodes are the rollouts) and calls the same per-role steps
-(``iteration.propose``, ``score_then_train``, ``update_sampler``). The engine runs::
+process (``training/local_steps.py``: the in-process trainer and probe), the ROS 2 node graph (the trainer node's
+``GraphSteps``: sync and async, training and probe), or a learner that drives (``adr_loop.LearnerDrivenSteps``: the
+user's learner owns the outer loop and learns outside the engine; each ``ADRLoop.update`` is one ``run_one`` with no
+agent, whose rollouts are the learner's episodes). The engine runs::
 
     k:  proposals = steps.propose(k)                     # the sampler's settings of iteration k
         randomized, reference = steps.roll_out(k, proposals, min_version)
