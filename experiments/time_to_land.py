@@ -301,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.env = preset_env(args.preset)
     args.runs = args.runs or list(DEFAULT_RUNS[args.env])
+    if args.cpus_per_job is None:  # on Ray each run reserves the threads it uses: SB3's --sb3-threads, ours one
+        args.cpus_per_job = float(args.sb3_threads if any(r.startswith("sb3_") for r in args.runs) else 1)
     args.out.mkdir(parents=True, exist_ok=True)
     results_file = args.out / "runs.jsonl"
     if args.report_only:
