@@ -11,11 +11,14 @@ Every policy plays the same ``--goals`` random goals (``--goal-seed``, a seed no
 setting; a fresh stand-in arm is started for each (policy, setting). Results: ``<out>/<setting>/<method>_seed<k>.jsonl``
 (the runner's episode summaries; method and seed from each run's config.yaml), then ``adr-deploy-report --transfer``
 writes ``<out>/report/transfer.md`` with the figure. A repeated command skips the (policy, setting) pairs whose file
-already holds all goals. Output of each launch: ``<out>/logs/``.
+already holds all goals. Output of each launch: ``<out>/logs/``. ``--parallel N`` deploys N pairs at a time (each
+its own stand-in, pty and ROS domain: ``--domain`` + its index), ``--backend ray`` each pair as a task on a Ray
+cluster (docs/cluster.md); the stand-in runs in real time, so leave a core per pair.
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -24,6 +27,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+from experiments import cluster
 
 READY = "adr-standin-arm: XL-320 motors"
 
@@ -44,11 +49,11 @@ def standin_command(task: str, setting: str, link: Path) -> list[str]:
 def start_standin(command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen:
     handle = log.open("w")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=handle, text=True, start_new_session=True,
-                               env=env)
+                               env=env, preexec_fn=cluster.die_with_parent)
     line = process.stdout.readline() if process.stdout else ""
     if READY not in line:
         process.kill()
-        raise SystemExit(f"the stand-in arm did not start: {line.strip() or 'no output'} (see {log})")
+        raise RuntimeError(f"the stand-in arm did not start: {line.strip() or 'no output'} (see {log})")
     handle.write(line)
     handle.flush()
     return process
@@ -74,7 +79,8 @@ def deploy(run: Path, setting: str, args: argparse.Namespace, results: Path, env
                    f"episodes:={args.goals}", f"seed:={args.goal_seed}", f"results_file:={results}",
                    f"steps_file:={results.with_suffix('.steps.csv')}"]
         with (logs / f"{stem}_deploy.log").open("w") as out:
-            done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=args.timeout)
+            done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=args.timeout,
+                                  preexec_fn=cluster.die_with_parent)  # no orphan if this job's worker dies
         return done.returncode
     finally:
         stop(standin)
@@ -93,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--goals", type=int, default=25)
     parser.add_argument("--goal-seed", type=int, default=7000, help="seed of the deploy graph's random goals")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per (policy, setting) deployment")
-    parser.add_argument("--domain", type=int, default=77, help="ROS_DOMAIN_ID of the deploy graphs")
+    parser.add_argument("--domain", type=int, default=77, help="ROS_DOMAIN_ID of the first deploy graph")
+    parser.add_argument("--parallel", type=int, default=1, help="pairs deployed at a time on this machine")
+    cluster.add_arguments(parser)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.settings is None:
@@ -106,26 +114,47 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{run}: no readable config.yaml ({error})")
         if env_id != wanted:
             parser.error(f"{run} trained {env_id}; --task {args.task} deploys {wanted} policies")
-    env = {**os.environ, "ROS_DOMAIN_ID": str(args.domain), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
-           "PYTHONUNBUFFERED": "1"}
-    failures = 0
+    jobs = []
     for setting in args.settings:
         for run in args.runs:
             method, seed = method_and_seed(run)
             results = args.out / setting / f"{method}_seed{seed}.jsonl"
-            results.parent.mkdir(parents=True, exist_ok=True)
             done = len(results.read_text().splitlines()) if results.is_file() else 0
-            if done >= args.goals:
-                continue
-            if done:  # a partial file from an interrupted launch: start the pair again
-                results.unlink()
-                results.with_suffix(".steps.csv").unlink(missing_ok=True)
-            start = time.perf_counter()
-            code = deploy(run.resolve(), setting, args, results.resolve(), env)
-            failures += code != 0
-            print(f"{setting} {method} seed {seed}: exit {code}, {time.perf_counter() - start:.0f} s", flush=True)
+            if done < args.goals:
+                jobs.append({"setting": setting, "run": str(run.resolve()), "results": str(results.resolve()),
+                             "domain": args.domain + len(jobs) % 100, "label": f"{setting} {method} seed {seed}"})
+    failures = 0
+    if jobs:
+        try:
+            pool = cluster.pool(cluster.options(args), args.parallel, threads=True)
+        except cluster.ClusterError as error:
+            print(f"standin_transfer: {error}; nothing was deployed", file=sys.stderr)
+            return 2
+        try:
+            for job, code, error in pool.map_unordered(functools.partial(deploy_pair, args), jobs):
+                failed = error is not None or code != 0
+                failures += failed
+                print(f"{job['label']}: {error or f'exit {code}'}", flush=True)
+        finally:
+            if isinstance(pool, cluster.RayPool):
+                pool.close()
     report = subprocess.run(["adr-deploy-report", "--transfer", str(args.out), "--out", str(args.out / "report")])
     return 1 if failures or report.returncode else 0
+
+
+def deploy_pair(args: argparse.Namespace, job: dict) -> int:
+    """One (policy, setting) pair in its own ROS domain; a partial file from an interrupted launch starts again."""
+    results = Path(job["results"])
+    results.parent.mkdir(parents=True, exist_ok=True)
+    if results.is_file():
+        results.unlink()
+        results.with_suffix(".steps.csv").unlink(missing_ok=True)
+    env = {**os.environ, "ROS_DOMAIN_ID": str(job["domain"]), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
+           "PYTHONUNBUFFERED": "1"}
+    start = time.perf_counter()
+    code = deploy(Path(job["run"]), job["setting"], args, results, env)
+    print(f"{job['label']}: exit {code}, {time.perf_counter() - start:.0f} s", flush=True)
+    return code
 
 
 if __name__ == "__main__":
