@@ -51,12 +51,17 @@ VARIANTS: dict[str, dict[str, object]] = {
     "failure_bonus_0.1": {"discriminator.failure_bonus": 0.1},
     "failure_bonus_1": {"discriminator.failure_bonus": 1.0},
     "boundary_adr": {"sampler": "boundary_adr"},
+    # issue 44's samplers from the field, and uniform randomization as the floor every focus ratio is read against
+    "learnability": {"sampler": "learnability"},
+    "alp_gmm": {"sampler": "alp_gmm"},
+    "udr": {"sampler": "udr"},
 }
 
 
 # the variants of the protocol (docs/algorithm.md "Where the sampler looks"); the others can be run by name
 PROTOCOL = ("paper", "restart_when_stuck", "state_inputs", "temperature_1", "published_code")
 BEYOND = ("failure_bonus_0.1", "failure_bonus_1", "boundary_adr")  # issue 32's samplers, judged by the same rule
+SAMPLERS = ("paper", "udr", "boundary_adr", "learnability", "alp_gmm")  # issue 44: every sampler, both regions
 
 
 def key(result: dict) -> tuple[str, str, int]:
@@ -103,6 +108,27 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines + [f"- {r['env']} {r['variant']} seed {r['seed']}: {r['error']}" for r in errors]) + "\n"
 
 
+def learnable_table(results: list[dict]) -> str:
+    """The same focus rule on the learnable region (the sweep points the frozen policy solves 20-80 % of the time:
+    results/samplers/rules.md), for the probes whose focus.json has it."""
+    lines = ["| env | variant | seeds | learnable share of uniform | ratio, second half (per seed) | "
+             "ratio, last quarter (per seed) | focus held |", "|---|---|---|---|---|---|---|"]
+    for env in ENVS:
+        for variant in VARIANTS:
+            runs = sorted((r for r in results if r["env"] == env and r["variant"] == variant and "error" not in r
+                           and "learnable" in r), key=lambda r: r["seed"])
+            if not runs:
+                continue
+            second = [r["learnable"]["ratio_second_half"] for r in runs]
+            last = [r["learnable"]["ratio_last_quarter"] for r in runs]
+            lines.append(
+                f"| {env} | {variant} | {len(runs)} | {runs[0]['learnable'].get('uniform_share', float('nan')):.2f} | "
+                f"{np.mean(second):.2f} ({', '.join(f'{x:.2f}' for x in second)}) | "
+                f"{np.mean(last):.2f} ({', '.join(f'{x:.2f}' for x in last)}) | "
+                f"{sum(bool(r['learnable']['focus_held']) for r in runs)}/{len(runs)} |")
+    return "\n".join(lines) + "\n"
+
+
 def detects(results: list[dict], out: Path) -> str:
     """What the discriminator rewards: second-half proposals' mean reward per sixth of the (first) dimension's range,
     for failing vs solved episodes, and the share of proposals within 1/24 of a face of the cube (uniform: 1/12)."""
@@ -144,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", choices=sorted(ENVS), default="lunar")
     parser.add_argument("--variants", nargs="+", default=list(PROTOCOL), choices=list(VARIANTS),
-                        help=f"default: the protocol's {list(PROTOCOL)}; issue 32's samplers: {list(BEYOND)}")
+                        help=f"default: the protocol's {list(PROTOCOL)}; issue 32's samplers: {list(BEYOND)}; "
+                             f"issue 44's comparison of every sampler: {list(SAMPLERS)}")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     runner.add_arguments(parser, parallel_help="probes at a time (each one process, one thread)")
     parser.add_argument("--out", type=Path, required=True)
@@ -158,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         results = runner.run(jobs, probe, key=key, results=results_file, parallel=args.parallel, threads=True,
                              on_result=print_result, cluster=cluster.options(args))
-    text = table(results) + "\n" + detects(results, args.out)
+    text = (table(results) + "\n## The learnable region (success 20-80 %)\n\n" + learnable_table(results) + "\n"
+            + detects(results, args.out))
     (args.out / "focus_table.md").write_text(text)
     print(text)
     return 0 if args.report_only else runner.exit_code(jobs, key, results_file)
