@@ -288,8 +288,10 @@ def forger(node, sent: dict[str, int]) -> None:  # noqa: ANN001
 
 
 def start_flood(env: dict[str, str]) -> subprocess.Popen:
-    """graph_harness.flood in its own process: ~1200 unsigned messages/s on the rewards, sampler-state and
-    trajectory topics (the issue's flood: ~30k in 25 s) under the run's id, until stopped."""
+    """graph_harness.flood in its own process: unsigned messages on the rewards, sampler-state and trajectory topics
+    under the run's id, as fast as it can (ADR_FLOOD_RATE=1200: the issue's flood, ~30k in 25 s), until stopped. It
+    needs CPU headroom: on a machine already saturated by other runs the real rewards can come after the trainer's
+    wait (docs/reliability.md, availability)."""
     return subprocess.Popen([sys.executable, "-m", "graph_harness.flood", "--run-id", RUN_ID, "--rate", FLOOD_RATE],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
