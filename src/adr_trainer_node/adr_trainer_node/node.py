@@ -33,7 +33,7 @@ from adr_core.base.devices import DeviceError, resolve_device
 from adr_core.base.seeding import component_seed
 from adr_core.iteration import IterationResult
 from adr_core.probe.policies import load_frozen_policy
-from adr_core.run_dir import prepare_run_dir
+from adr_core.run_dir import prepare_run_dir, run_identity
 from adr_core.training.config import ConfigError
 from adr_core.training.driver import Engine, Hook, StopRequested
 from adr_core.training.hooks import standard_hooks
@@ -137,7 +137,9 @@ class TrainerNode(Node):
         # the standard hooks (the in-process trainer's), this node's bookkeeping after the run's files, then the
         # graph's checkpoint (every node's state, then the manifest)
         standard = standard_hooks(self.config, self.run_dir, run.iteration, self.agent.transitions_seen,
-                                  self.space.names, after_log=[_Completed(self)], announce=self.get_logger().info)
+                                  self.space.names, after_log=[_Completed(self)], announce=self.get_logger().info,
+                                  identity=run_identity(self.config.env_id, self.space.to_dict(), self.agent.obs_dim,
+                                                        self.agent.act_dim))
         evaluation = standard.evaluation
         run.start([*standard.hooks, _Checkpoint(self)],
                   excluded_seconds=lambda: evaluation.seconds_total if evaluation is not None else 0.0)

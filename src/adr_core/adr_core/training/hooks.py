@@ -9,13 +9,14 @@ trainer node alike.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..iteration import IterationResult
-from ..run_dir import prepare_run_dir
+from ..run_dir import CHECKPOINTS, prepare_run_dir
+from .best_policy import BEST_POLICY, BestPolicy
 from .driver import Hook, RunState
 from .run_log import RunLog
 
@@ -65,13 +66,17 @@ def open_run_log(config: TrainConfig, out_dir: Path, columns: tuple[str, ...], s
 
 
 class EvaluationHook(Hook):
-    """The learning curve: the periodic evaluation of the policy after the iteration (its time is excluded)."""
+    """The learning curve: the periodic evaluation of the policy after the iteration (its time is excluded); with
+    ``best``, the actor of each evaluation that beats the best so far is kept (best_policy.py)."""
 
-    def __init__(self, evaluation: PeriodicEvaluation) -> None:
-        self.evaluation = evaluation
+    def __init__(self, evaluation: PeriodicEvaluation, best: BestPolicy | None = None) -> None:
+        self.evaluation, self.best = evaluation, best
 
     def after_row(self, run: RunState, result: IterationResult, row: dict[str, Any]) -> None:
-        self.evaluation.maybe_run(result.iteration + 1, run.agent_steps, run.actor_state_dict(), run.wall_time)
+        actor = run.actor_state_dict()
+        evaluated = self.evaluation.maybe_run(result.iteration + 1, run.agent_steps, actor, run.wall_time)
+        if evaluated is not None and self.best is not None:
+            self.best.offer(evaluated, actor)
 
 
 class CheckpointHook(Hook):
@@ -196,11 +201,13 @@ class StandardHooks:
 
 def standard_hooks(config: TrainConfig, out_dir: Path | None, iteration: int, agent_steps: int,
                    space_names: list[str], *, after_log: Sequence[Hook] = (),
-                   announce: Callable[[str], None] | None = None) -> StandardHooks:
+                   announce: Callable[[str], None] | None = None,
+                   identity: Mapping[str, Any] | None = None) -> StandardHooks:
     """Every training run's hooks: the early stop (``announce`` says when it is met), the run's files (config.yaml,
     metrics.csv, sampled_parameters.csv), ``after_log`` (the runner's own: the in-process trainer's checkpoints, the
-    trainer node's bookkeeping), the learning curve; files only with an ``out_dir``. ``iteration`` and
-    ``agent_steps``: where the run starts (a resumed run appends)."""
+    trainer node's bookkeeping), the learning curve and, with the run's ``identity`` (run_dir.run_identity), the best
+    evaluated policy in checkpoints/best.pt; files only with an ``out_dir``. ``iteration`` and ``agent_steps``: where
+    the run starts (a resumed run appends)."""
     hooks: list[Hook] = []
     stop = early_stop(config, out_dir, agent_steps)
     if stop is not None:
@@ -213,5 +220,7 @@ def standard_hooks(config: TrainConfig, out_dir: Path | None, iteration: int, ag
     if out_dir is not None:
         evaluation = periodic_evaluation(config, out_dir, iteration)
         if evaluation is not None:
-            hooks.append(EvaluationHook(evaluation))
+            best = (None if identity is None else
+                    BestPolicy(out_dir / CHECKPOINTS / BEST_POLICY, identity, config.to_dict()))
+            hooks.append(EvaluationHook(evaluation, best))
     return StandardHooks(hooks, log, evaluation)

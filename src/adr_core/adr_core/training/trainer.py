@@ -108,7 +108,7 @@ class Trainer(Engine):
                        [CheckpointHook(lambda name: self._save_named(name), self.schedule, LATEST,
                                        cfg.keep_checkpoint_every, run_dir.snapshot_file)])
         standard = standard_hooks(cfg, self.out_dir, self.iteration, self.agent_steps, self.space.names,
-                                  after_log=checkpoints)
+                                  after_log=checkpoints, identity=self._identity())
         return [*standard.hooks,
                 ProgressHook(cfg.total_agent_steps, f"{cfg.sampler} {cfg.env_id}", cfg.progress)]
 
