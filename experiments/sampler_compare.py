@@ -1,5 +1,5 @@
 """Samplers side by side on what users care about: the solved share of each run's final policy over the hard end of
-the range and over the whole range, paired by seed, decided by the rule of docs/reproduction.md "Beyond the paper"
+the range and over the whole range, paired by seed, decided by the rule of results/paper_claims.md "Beyond the paper"
 (fixed before the runs):
 
     per seed i: v_i = mean solved share over the sweep points in the range (hard end: main engine 8..11; full: 8..20)
