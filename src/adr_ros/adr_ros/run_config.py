@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import torch
 import yaml
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
+from adr_core.base.devices import configure_torch
 from adr_core.run_spec import RunSpec, check_run_id
 from adr_core.training.config import ConfigError, TrainConfig
 from adr_ros.signing import KeyError_, RunSigning
@@ -67,9 +67,7 @@ def declare_run(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig
         if spec.run_id:
             raise ConfigError(f"run_id {run_id!r} differs from the run id {spec.run_id!r} in run_spec: give one")
         spec = dataclasses.replace(spec, run_id=check_run_id(run_id))
-    threads = threads or config.torch_threads
-    if threads:
-        torch.set_num_threads(threads)
+    configure_torch(threads or config.torch_threads, config.flush_denormals)
     return config, Path(run_dir), spec
 
 

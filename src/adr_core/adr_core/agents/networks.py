@@ -80,16 +80,26 @@ class EnsembleCritic(nn.Module):
             bound = 1.0 / math.sqrt(fan_in)
             self.weights.append(nn.Parameter(torch.empty(members, fan_in, fan_out).uniform_(-bound, bound)))
             self.biases.append(nn.Parameter(torch.empty(members, 1, fan_out).uniform_(-bound, bound)))
+        self._bind()
+
+    def _bind(self) -> None:
+        """A plain tuple of (hidden layers, last layer) parameter pairs: iterating a ParameterList indexes it
+        element by element through Python (~4 % of a SAC gradient step of 64-64 networks)."""
+        pairs = tuple(zip(self.weights, self.biases))
+        self._hidden, self._last = pairs[:-1], pairs[-1]
+
+    def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]  # .to()/.cuda() may swap the Parameters
+        module = super()._apply(fn, recurse)
+        self._bind()
+        return module
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """(members, B, 1) values."""
         x = torch.cat([obs, action], dim=-1).expand(self.members, -1, -1)
-        last = len(self.weights) - 1
-        for i, (weight, bias) in enumerate(zip(self.weights, self.biases)):
-            x = torch.baddbmm(bias, x, weight)
-            if i < last:
-                x = F.relu(x)
-        return x
+        for weight, bias in self._hidden:
+            x = F.relu(torch.baddbmm(bias, x, weight))
+        weight, bias = self._last
+        return torch.baddbmm(bias, x, weight)
 
 
 class Critic(nn.Module):

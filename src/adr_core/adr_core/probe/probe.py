@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
+from ..base.devices import configure_torch
 from ..evaluation.episodes import PolicySpec
 from ..iteration import Components, IterationResult, RolloutSettings
 from ..training.components import build_run_parts
@@ -62,7 +62,7 @@ class Probe:
                  sweep_seeds: tuple[int, ...] = (0, 1), workers: int | None = None) -> None:
         # small networks only (discriminator, particles): one thread unless the config asks for more; torch's
         # default of one per core spins against any other busy process (40x slower steps seen on 2 cores)
-        torch.set_num_threads(config.torch_threads or 1)
+        configure_torch(config.torch_threads or 1, config.flush_denormals)
         self.config, self.frozen = config, policy
         parts = build_run_parts(config)  # envs, sampler, discriminator: as the trainer builds them
         self.randomized_env, self.reference_env, self.space = parts.randomized_env, parts.reference_env, parts.space

@@ -98,6 +98,10 @@ class TrainConfig:
     torch_threads: int = option(1, "torch.set_num_threads for the run; 0 = leave torch's default (all cores). "
                                    "1 by default: the node graph equals adr-train bit for bit only when every "
                                    "process computes with the same thread count, and its helper nodes run 1.")
+    flush_denormals: bool = option(True, "Compute floats below 1.2e-38 as 0 (torch.set_flush_denormal) in every "
+                                         "process of the run: x86 CPUs are ~100x slower on such numbers, which "
+                                         "Adam's moments of dead units decay into (results/learner/README.md); "
+                                         "false: the arithmetic of runs made before 2026-11-27.")
     checkpoint_every: int = option(10, "Checkpoint every this many iterations and at the end (adr-train: "
                                        "checkpoints/latest.pt; the node graph: checkpoints/latest.json and one "
                                        "file per node).")

@@ -12,8 +12,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from .. import run_dir
 from ..agents import ActorPolicy, OffPolicyAgent, make_agent
 from ..base.checkpoint import (
@@ -25,7 +23,7 @@ from ..base.checkpoint import (
     save_checkpoint,
     set_global_rng_state,
 )
-from ..base.devices import DeviceError, resolve_device
+from ..base.devices import DeviceError, configure_torch, resolve_device
 from ..base.seeding import component_seed
 from ..iteration import Components, IterationResult, RolloutSettings
 from ..samplers import Sampler
@@ -54,8 +52,7 @@ class Trainer(Engine):
             self.device = resolve_device(config.device)
         except DeviceError as error:
             raise ConfigError(str(error)) from None
-        if config.torch_threads:
-            torch.set_num_threads(config.torch_threads)
+        configure_torch(config.torch_threads, config.flush_denormals)
 
         parts = build_run_parts(config, self.device)  # envs, sampler, discriminator (components.py)
         self.randomized_env, self.reference_env, self.space = parts.randomized_env, parts.reference_env, parts.space
