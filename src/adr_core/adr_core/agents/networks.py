@@ -10,7 +10,7 @@ rollouts (``ActorPolicy.explore``) sample ``tanh(mean + std * eps)`` from it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import cast
 
 import numpy as np
@@ -88,10 +88,11 @@ class EnsembleCritic(nn.Module):
         pairs = tuple(zip(self.weights, self.biases))
         self._hidden, self._last = pairs[:-1], pairs[-1]
 
-    def _apply(self, fn, recurse=True):  # type: ignore[no-untyped-def]  # .to()/.cuda() may swap the Parameters
-        module = super()._apply(fn, recurse)
+    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True) -> EnsembleCritic:
+        """As ``nn.Module._apply``, then the tuple again: ``.to()``/``.cuda()`` may replace the Parameters."""
+        module = super()._apply(fn, recurse)  # type: ignore[no-untyped-call]
         self._bind()
-        return module
+        return cast("EnsembleCritic", module)
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """(members, B, 1) values."""
