@@ -7,8 +7,9 @@ sender: the sender's clock in nanoseconds, or one more than its last) and ``mac`
 message, the signature's sender and sequence included (``mac`` taken as zeros), in a canonical encoding (field by
 field: numbers and arrays by their bytes, strings and sequences with their lengths). A receiver drops, before any
 other processing, a message that is unsigned, signed with another key or for another run, or whose sequence is not
-above the last one it accepted from that sender on that channel (a replay), and counts and logs the first of each
-kind (``Verifier``).
+above the last one it accepted from that sender on that channel (a replay; on a channel whose messages may be
+reordered, the action results of goals queued at one instance, a sequence inside a reorder window below the last is
+accepted once), and counts and logs the first of each kind (``Verifier``).
 
 The key: 32 random bytes, hex in a file readable by the user only (``create_key_file``), beside the run
 (``<run_dir>/run.key``: the launcher creates it, a resumed run reuses it); never on the wire. A worker host gets it
@@ -177,14 +178,20 @@ class Verifier:
     def __init__(self, signer: Signer, log: Callable[[str], None]) -> None:
         self._signer, self._log = signer, log
         self.on_drop: Callable[[str], None] | None = None  # e.g. the node's diagnostics counter
-        self._last: dict[tuple[str, str], int] = {}
+        self._last: dict[tuple[str, str], int] = {}  # (channel, sender) -> the highest sequence accepted
+        self._seen: dict[tuple[str, str], set[int]] = {}  # sequences accepted inside a reorder window
         self.dropped: Counter[tuple[str, str]] = Counter()  # (channel, reason) -> count
         self._lock = threading.Lock()
 
-    def accept(self, message: Any, channel: str) -> bool:
+    def accept(self, message: Any, channel: str, reorder_window_ns: int = 0) -> bool:
         """True when ``message`` is signed with the run's key, for this run, and newer than the last one accepted
-        from its sender on ``channel``; otherwise False (counted, the first of each kind logged)."""
-        reason = self.reason(message, channel)
+        from its sender on ``channel``; otherwise False (counted, the first of each kind logged).
+
+        ``reorder_window_ns`` > 0 (for channels whose messages may arrive out of the order they were signed in, e.g.
+        the results of two goals queued at one action server) also accepts a sequence up to that much below the
+        highest one accepted, once: the anti-replay window of IPsec (RFC 4303, 3.4.3), with the sequences seen
+        inside the window remembered so that none is accepted twice."""
+        reason = self.reason(message, channel, reorder_window_ns)
         if reason is None:
             return True
         with self._lock:
@@ -197,17 +204,28 @@ class Verifier:
             self._log(f"dropped a message on {channel}: {reason} (sender {sender!r}); further ones are counted")
         return False
 
-    def reason(self, message: Any, channel: str) -> str | None:
+    def reason(self, message: Any, channel: str, reorder_window_ns: int = 0) -> str | None:
         signature = getattr(message, "signature", None)
         if signature is None or not signature.sender or bytes(signature.mac) == ZERO_MAC:
             return "unsigned"
         if not hmac.compare_digest(bytes(signature.mac), self._signer.mac(message)):
             return "bad_signature"
         key = (channel, signature.sender)
+        sequence = signature.sequence
         with self._lock:
-            if signature.sequence <= self._last.get(key, 0):
+            highest = self._last.get(key, 0)
+            if sequence <= highest - reorder_window_ns:
                 return "replayed"
-            self._last[key] = signature.sequence
+            seen = self._seen.setdefault(key, set()) if reorder_window_ns > 0 else None
+            if sequence <= highest:  # inside the window: new only if not seen
+                if seen is None or sequence in seen:
+                    return "replayed"
+            else:
+                self._last[key] = highest = sequence
+            if seen is not None:
+                seen.add(sequence)
+                if len(seen) > 64:  # forget what fell out of the window
+                    seen.difference_update([s for s in seen if s <= highest - reorder_window_ns])
         return None
 
     def counts(self) -> dict[str, int]:
@@ -233,8 +251,8 @@ class RunSigning:
     def sign(self, message: Any) -> Any:
         return self.signer.sign(message)
 
-    def accept(self, message: Any, channel: str) -> bool:
-        return self.verifier.accept(message, channel)
+    def accept(self, message: Any, channel: str, reorder_window_ns: int = 0) -> bool:
+        return self.verifier.accept(message, channel, reorder_window_ns)
 
     def count_drops(self, count: Callable[[str], None]) -> None:
         """Also count every drop as ``dropped_<reason>`` (a node's /diagnostics counters)."""

@@ -1,9 +1,13 @@
 """Hands the settings of an iteration to simulator instances as RollOut goals and watches them finish.
 
-An instance takes one goal at a time. A goal that is rejected, fails, or outlives ``rollout_timeout`` (the
-instance died or hangs) goes back to the queue for another instance; the instance is skipped for one timeout
-period (or until it restarted). Which instance rolls a slot out never changes the result (rollouts are seeded by
-(run seed, iteration, slot, kind)), so re-assignment is safe.
+An instance executes one goal at a time and holds up to ``goals_per_instance`` (2): the next goal waits in its queue
+(SerialGoals) while the result of the one before travels back, so the instance never idles for a round trip of the
+action protocol (~10-20 ms a goal, 15-30 goals an iteration). Goals go to the least loaded instance first. A goal that
+is rejected, fails, or outlives ``rollout_timeout`` (the instance died or hangs) goes back to the queue for another
+instance; the instance is skipped for one timeout period (or until it restarted). Which instance rolls a slot out,
+and in which order an instance executes its two goals, never changes the result (rollouts are seeded by (run seed,
+iteration, slot, kind)), so re-assignment is safe; the results' signatures are checked with a reorder window
+(``Verifier.accept``), as an instance signs them in the order it executes them.
 
 All goal traffic happens in executor callbacks of one mutually exclusive group (a timer drives ``_tick``):
 rclpy's ActionClient registers a goal only after sending it, so sending from another thread races with the
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,6 +36,7 @@ TRAJECTORY_GRACE_S = 2.0
 
 @dataclass
 class _InFlight:
+    name: str  # the instance
     slot: int
     started: float
     goal_future: Future
@@ -46,7 +51,10 @@ class DispatchReport:
 
 class RolloutDispatcher:
     def __init__(self, node: Node, instances: list[str], rollout_timeout: float, max_attempts: int = 5,
-                 period: float = 0.01, signing: RunSigning | None = None) -> None:
+                 period: float = 0.01, signing: RunSigning | None = None, goals_per_instance: int = 2) -> None:
+        if goals_per_instance < 1:
+            raise ValueError(f"goals_per_instance must be >= 1, got {goals_per_instance}")
+        self._depth = goals_per_instance
         self._node = node
         self._signing = signing  # goals signed, results checked (adr_ros.signing); None only in unit tests
         group = MutuallyExclusiveCallbackGroup()
@@ -57,7 +65,7 @@ class RolloutDispatcher:
         self._timeout = rollout_timeout
         self._max_attempts = max_attempts
         self._queue: deque[int] = deque()
-        self._in_flight: dict[str, _InFlight] = {}
+        self._in_flight: dict[int, _InFlight] = {}  # slot -> its goal out at an instance
         self._benched: dict[str, float] = {}  # failed instance -> since when; skipped for one timeout period
         self._attempts: dict[int, int] = {}
         self._ended: dict[int, float] = {}  # slot -> when its last goal ended
@@ -127,14 +135,15 @@ class RolloutDispatcher:
     def poll(self, done: set[int]) -> None:
         """Advance: collect finished goals, time out stuck ones, hand queued slots to idle instances."""
         now = time.monotonic()
-        for name, flight in list(self._in_flight.items()):
-            self._check(name, flight, now, done)
+        for flight in list(self._in_flight.values()):
+            self._check(flight, now, done)
         for name, since in list(self._benched.items()):
             if not self._clients[name].server_is_ready() or now - since > self._timeout:
                 del self._benched[name]  # gone (when it is back it is a fresh instance) or rested
         while self._queue:
+            load = Counter(flight.name for flight in self._in_flight.values())
             idle = [n for n, c in self._clients.items()
-                    if n not in self._in_flight and n not in self._benched and c.server_is_ready()]
+                    if load[n] < self._depth and n not in self._benched and c.server_is_ready()]
             if not idle:
                 break
             slot = self._queue.popleft()
@@ -143,14 +152,15 @@ class RolloutDispatcher:
             self._attempts[slot] += 1
             if self._attempts[slot] > self._max_attempts:
                 raise RuntimeError(f"slot {slot} failed {self._max_attempts} times: {self.report.failures[-3:]}")
-            name = idle[0]
+            name = min(idle, key=lambda n: load[n])  # the least loaded (the first of those: instance order)
             goal = self._goals[slot]
             goal.newest_policy_version = max(goal.min_policy_version, self._newest_version())
             if self._signing is not None:
                 self._signing.sign(goal)
-            self._in_flight[name] = _InFlight(slot, now, self._clients[name].send_goal_async(goal))
+            self._in_flight[slot] = _InFlight(name, slot, now, self._clients[name].send_goal_async(goal))
 
-    def _check(self, name: str, flight: _InFlight, now: float, done: set[int]) -> None:
+    def _check(self, flight: _InFlight, now: float, done: set[int]) -> None:
+        name = flight.name
         if flight.result_future is None and flight.goal_future.done():
             handle = flight.goal_future.result()
             if handle is None or not handle.accepted:
@@ -158,10 +168,13 @@ class RolloutDispatcher:
                 return
             flight.result_future = handle.get_result_async()
         if flight.result_future is not None and flight.result_future.done():
-            del self._in_flight[name]
+            del self._in_flight[flight.slot]
             self._ended[flight.slot] = now
             result = flight.result_future.result().result
-            if self._signing is not None and not self._signing.accept(result, topics.roll_out_action(name)):
+            # the instance may execute its two goals in either order, so their signed results may arrive out of
+            # order: a result up to one rollout_timeout older than the newest accepted is taken once (not a replay)
+            if self._signing is not None and not self._signing.accept(result, topics.roll_out_action(name),
+                                                                      reorder_window_ns=int(self._timeout * 1e9)):
                 self._fail(name, flight, f"{name}'s result for slot {flight.slot} is not signed with the run's key")
                 return
             if not result.success:
@@ -171,13 +184,13 @@ class RolloutDispatcher:
             return
         if flight.slot in done:  # its trajectory arrived (perhaps from an earlier attempt): stop waiting
             if now - flight.started > self._timeout:
-                del self._in_flight[name]
+                del self._in_flight[flight.slot]
             return
         if now - flight.started > self._timeout:
             self._fail(name, flight, f"{name} did not finish slot {flight.slot} within {self._timeout:.0f} s")
 
     def _fail(self, name: str, flight: _InFlight, reason: str, bench: bool = True) -> None:
-        self._in_flight.pop(name, None)
+        self._in_flight.pop(flight.slot, None)
         if bench:
             self._benched[name] = time.monotonic()
         self._queue.append(flight.slot)
