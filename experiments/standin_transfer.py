@@ -8,7 +8,8 @@ DDS) onto ``adr-standin-arm`` (PyBullet physics with a servo model the training 
         --settings reference slippery rough --goals 25 --out runs/transfer_pusher     # settings: the puck's
 
 Every policy plays the same ``--goals`` random goals (``--goal-seed``, a seed no training evaluation uses) in every
-setting; a fresh stand-in arm is started for each (policy, setting). Results: ``<out>/<setting>/<method>_seed<k>.jsonl``
+setting; a fresh stand-in arm is started for each (policy, setting), the driver at its default moving speed (1.5
+rad/s) unless ``--max-speed`` says otherwise. Results: ``<out>/<setting>/<method>_seed<k>.jsonl``
 (the runner's episode summaries; method and seed from each run's config.yaml), then ``adr-deploy-report --transfer``
 writes ``<out>/report/transfer.md`` with the figure. A repeated command skips the (policy, setting) pairs whose file
 already holds all goals. Output of each launch: ``<out>/logs/``. ``--parallel N`` deploys N pairs at a time (each
@@ -78,6 +79,8 @@ def deploy(run: Path, setting: str, args: argparse.Namespace, results: Path, env
         command = ["adr_launch", "adr", "deploy_real.launch.py", f"checkpoint:={run}", f"port:={link}",
                    f"episodes:={args.goals}", f"seed:={args.goal_seed}", f"results_file:={results}",
                    f"steps_file:={results.with_suffix('.steps.csv')}"]
+        if args.max_speed is not None:
+            command.append(f"max_speed:={args.max_speed:g}")
         with (logs / f"{stem}_deploy.log").open("w") as out:
             done = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=args.timeout,
                                   preexec_fn=cluster.die_with_parent)  # no orphan if this job's worker dies
@@ -101,9 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per (policy, setting) deployment")
     parser.add_argument("--domain", type=int, default=77, help="ROS_DOMAIN_ID of the first deploy graph")
     parser.add_argument("--parallel", type=int, default=1, help="pairs deployed at a time on this machine")
+    parser.add_argument("--max-speed", type=float, default=None,
+                        help="the driver's servo moving speed [rad/s] (deploy_real's max_speed:=, bounds 0.05-7; "
+                             "default: the driver's 1.5). The simulators' servos reach 4-13 rad/s in an episode")
     cluster.add_arguments(parser)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    if args.max_speed is not None and not 0.05 <= args.max_speed <= 7.0:
+        parser.error(f"--max-speed {args.max_speed:g}: the driver takes 0.05-7 rad/s")
     if args.settings is None:
         args.settings = ["reference", "slippery", "rough"] if args.task == "pusher" else ["reference", "weak_torque"]
     wanted = {"reacher": "adr/ErgoReacher-v0", "pusher": "adr/ErgoPusher-v0"}[args.task]

@@ -2,8 +2,10 @@
 aborts when the tracker's readings stop (simulated time, as test_policy_runner_episodes)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
+import numpy as np
 import pytest
 from test_policy_runner_checkpoints import PUSHER, write_checkpoint
 from test_policy_runner_episodes import ServoArm, runner_for
@@ -11,14 +13,15 @@ from test_policy_runner_episodes import ServoArm, runner_for
 from adr_deploy.policy_runner.errors import DeployError
 from adr_deploy.policy_runner.goals import RandomGoals
 from adr_deploy.policy_runner.loading import DeployablePolicy, load_deployable
-from adr_deploy.policy_runner.readings import PuckReading
+from adr_deploy.policy_runner.readings import PuckReading, PuckTrack
 
 TRACKER_PERIOD = 1 / 30
 
 
 class PuckRig(ServoArm):
-    """The arm model plus a puck that a tracker reports every 1/30 s; ``request_puck_start`` moves it there after
-    ``place_delay`` (an operator; the stand-in: at once)."""
+    """The arm model plus a puck that a tracker reports every 1/30 s, its velocity the difference of the last two
+    readings (``PuckTrack``, as the driver link); ``request_puck_start`` moves it there after ``place_delay`` (an
+    operator; the stand-in: at once)."""
 
     def __init__(self, puck: tuple[float, float] | None = (0.0, -0.1), **kwargs) -> None:
         super().__init__(**kwargs)
@@ -29,6 +32,7 @@ class PuckRig(ServoArm):
         self.place_delay = 0.2
         self.moves_puck = True
         self._next_frame = 0.0
+        self._track = PuckTrack()
 
     def latest_puck(self) -> PuckReading | None:
         return self.puck_reading
@@ -44,7 +48,7 @@ class PuckRig(ServoArm):
     def advance_to(self, t: float, dt: float) -> None:
         super().advance_to(t, dt)
         if self.puck is not None and t >= self._next_frame and t < self.puck_silent_after:
-            self.puck_reading = PuckReading(self.puck, (0.0, 0.0), received_at=t)
+            self.puck_reading = self._track.update(*self.puck, stamp=t, received_at=t)
             self._next_frame = t + TRACKER_PERIOD
 
 
@@ -117,7 +121,7 @@ def test_a_puck_that_never_reaches_its_start_aborts_the_episode_with_one_line(pu
     runner, _ = runner_for(pusher, arm, start_timeout_s=1.0)
     summary = runner.run_episodes(goals_for(pusher), 1)[0]
     assert summary.aborted.startswith("the puck was not at its start (") and "within 1 s (the puck at (0.000, "\
-        "-0.100))" in summary.aborted
+        "-0.100), moving at 0.00 m/s)" in summary.aborted
     assert summary.steps == 0 and summary.final_distance is None and not summary.success
 
 
@@ -131,3 +135,33 @@ def test_a_stale_puck_reading_aborts_the_episode_with_one_line(pusher) -> None:
     assert summary.aborted == "no puck position for more than 0.1 s"
     assert summary.final_distance is None and not summary.success
     assert 0 < summary.steps < 100
+
+
+def test_the_first_step_sees_the_puck_at_rest_and_the_steps_keep_the_control_period(pusher) -> None:
+    """The tracker's reading that first shows the puck at its start carries the jump from where it was (~3 m/s here);
+    the env starts every episode with the puck at rest, so the runner waits for a reading at rest, and the episode's
+    1/60 s grid starts after the placement (no second step at once)."""
+    observed: list[np.ndarray] = []
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        observed.append(np.array(obs))
+        return pusher.policy(obs)
+
+    arm = PuckRig(puck=(0.05, -0.2))  # ends the last episode far from the next start
+    runner, _ = runner_for(dataclasses.replace(pusher, policy=policy), arm)
+    goals = goals_for(pusher)
+    summary = runner.run_episodes(goals, 1)[0]
+    assert summary.aborted is None
+    start_of_episode = [t for t, _ in arm.sent][-100:]
+    assert np.allclose(np.diff(start_of_episode), 1 / 60)
+    puck_velocity = observed[0][13:15]  # [..., tip xyz, puck xy, puck velocity xy, goal xy]
+    assert np.allclose(puck_velocity, 0.0), puck_velocity
+    assert np.allclose(observed[0][11:13], goals.next_goal(0).puck_start, atol=1e-6)
+
+
+def test_without_waiting_for_rest_the_first_reading_would_carry_the_jump() -> None:
+    track = PuckTrack()
+    track.update(0.05, -0.2, stamp=0.0, received_at=0.0)
+    jumped = track.update(-0.05, -0.1, stamp=1 / 30, received_at=1 / 30)
+    assert math.hypot(*jumped.velocity) > 3.0  # what the first step saw before the runner waited for rest
+    assert track.update(-0.05, -0.1, stamp=2 / 30, received_at=2 / 30).velocity == (0.0, 0.0)

@@ -73,7 +73,13 @@ class PolicyRunnerNode(Node):
                                   "Start pose reached when every joint is this close [rad]"),
             start_timeout_s=p("start_timeout", 10.0, "Give up waiting for the start pose after this long [s]"),
             feedback_timeout_s=p("feedback_timeout", 0.25, "Feedback older than this aborts an episode [s]"),
-            pause_after_episode_s=p("pause_after_episode", 1.0, "Hold the final pose this long [s]"))
+            pause_after_episode_s=p("pause_after_episode", 1.0, "Hold the final pose this long [s]"),
+            puck_timeout_s=p("puck_timeout", 5.0, "ErgoPusher: refuse when no puck position came this long after "
+                                                  "the first joint_states [s]"),
+            puck_start_tolerance_m=p("puck_start_tolerance", 0.01, "ErgoPusher: the puck is at its start this "
+                                                                  "close [m]"),
+            puck_rest_speed_m_s=p("puck_rest_speed", 0.2, "ErgoPusher: ... and at rest this slow (the tracker's "
+                                                          "velocity) [m/s]"))
 
         self.deployable = load_deployable(checkpoint)
         if self.deployable.kind != "onnx":  # only then is torch loaded at all

@@ -68,6 +68,9 @@ class RunnerSettings:
     pause_after_episode_s: float = 1.0  # hold the final pose this long (to look at it)
     puck_timeout_s: float = 5.0  # ErgoPusher: no puck position this long after the first joint_states -> refuse
     puck_start_tolerance_m: float = 0.01  # ErgoPusher: the puck counts as at its start this close (tracker noise)
+    puck_rest_speed_m_s: float = 0.2  # ... and at rest this slow (the env starts it at rest; the tracker's velocity
+    # is the difference of its last two readings, ~0.04 m/s of noise at 1 mm and 30 Hz: the reading that first shows
+    # the puck at its start still carries the jump from where it was)
     tracker_discovery_s: float = 2.0  # ErgoReacher: a puck tracker discovered this long after joint_states -> refuse
 
 
@@ -167,12 +170,15 @@ class PolicyRunner:
         def placed() -> bool:
             puck = self.arm.latest_puck()
             return (puck is not None and puck.received_at > requested and
-                    math.dist(puck.position, start) <= self.settings.puck_start_tolerance_m)
+                    math.dist(puck.position, start) <= self.settings.puck_start_tolerance_m and
+                    math.hypot(*puck.velocity) <= self.settings.puck_rest_speed_m_s)
 
         if self.hold(self._start_targets(), lambda: placed() or self.clock.now() >= deadline) and placed():
             return None
         puck = self.arm.latest_puck()
-        where = "no puck position" if puck is None else f"the puck at ({puck.position[0]:.3f}, {puck.position[1]:.3f})"
+        where = "no puck position" if puck is None else (
+            f"the puck at ({puck.position[0]:.3f}, {puck.position[1]:.3f}), "
+            f"moving at {math.hypot(*puck.velocity):.2f} m/s")
         return (f"the puck was not at its start ({start[0]:.3f}, {start[1]:.3f}) within "
                 f"{self.settings.start_timeout_s:g} s ({where})")
 
@@ -222,13 +228,13 @@ class PolicyRunner:
         steps = self.deployable.episode_steps
         self.state = f"episode {index + 1}"
         goal_observed = goal.observed(task)
-        pacer = Pacer(self.clock, task.control_period_s)
         send_times: list[float] = []
         log = EpisodeSteps(index + 1, goal.world)
         max_age, aborted = 0.0, None
         if task.needs_puck and goal.puck_start is not None:
             aborted = self.place_puck(goal.puck_start)
             self.state = f"episode {index + 1}"
+        pacer = Pacer(self.clock, task.control_period_s)  # after the placement: its first tick is the first step
         for _ in range(0 if aborted else steps):
             now = self.clock.now()
             joints, puck, aborted = self._feedback(now)

@@ -1,0 +1,35 @@
+"""experiments/standin_transfer.py refuses bad input before starting anything (no stand-in, no launch)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from experiments import standin_transfer
+
+
+def run_dir(tmp_path: Path, env_id: str) -> Path:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(yaml.safe_dump({"env_id": env_id, "sampler": "adr", "seed": 230}))
+    return run
+
+
+@pytest.mark.parametrize("speed", ["9", "0.01"])
+def test_a_moving_speed_outside_the_drivers_bounds_is_refused(tmp_path: Path, speed: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    run = run_dir(tmp_path, "adr/ErgoPusher-v0")
+    with pytest.raises(SystemExit) as exit_:
+        standin_transfer.main(["--task", "pusher", "--runs", str(run), "--max-speed", speed, "--out",
+                               str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    assert f"--max-speed {speed}: the driver takes 0.05-7 rad/s" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_reacher_run_is_refused_for_the_pusher_figure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = run_dir(tmp_path, "adr/ErgoReacher-v0")
+    with pytest.raises(SystemExit):
+        standin_transfer.main(["--task", "pusher", "--runs", str(run), "--out", str(tmp_path / "out")])
+    assert "trained adr/ErgoReacher-v0; --task pusher deploys adr/ErgoPusher-v0 policies" in capsys.readouterr().err
