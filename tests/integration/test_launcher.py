@@ -191,3 +191,39 @@ def test_a_run_dir_under_a_file_and_a_negative_monitor_count_are_refused_in_one_
                              timeout=60)
     assert monitor.returncode == 2 and monitor.stderr.strip().splitlines()[-1] == (
         "adr_monitor: error: argument --count: -1 is below 1")
+
+
+LAUNCHER_THEN_KILLED = """
+import os, sys
+from adr import launcher
+from adr.graph import GRAPHS, NodeSpec
+launcher.node_command = lambda spec: [sys.executable, "-c", spec.arguments[0]]
+spec = NodeSpec("adr", "unused", "adr_trainer", arguments=(sys.argv[1],))
+launcher.run_graph(GRAPHS["train_sim"], [spec], dict(os.environ))
+"""
+
+
+def test_nodes_get_ctrl_c_when_their_launcher_is_killed(tmp_path: Path) -> None:
+    """SIGKILL leaves the launcher no time to stop its nodes; the kernel interrupts them (PR_SET_PDEATHSIG), so none
+    goes on talking to a later graph of the same ROS domain."""
+    import os
+    import sys
+    import time
+
+    started, stopped = tmp_path / "started", tmp_path / "stopped"
+    node = (f"import pathlib, time\npathlib.Path({str(started)!r}).write_text('x')\ntry:\n    time.sleep(60)\n"
+            f"except KeyboardInterrupt:\n    pathlib.Path({str(stopped)!r}).write_text('interrupted')")
+    launch = subprocess.Popen([sys.executable, "-c", LAUNCHER_THEN_KILLED, node], stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), "the node never started"
+        os.kill(launch.pid, signal.SIGKILL)
+        launch.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while not stopped.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert stopped.exists() and stopped.read_text() == "interrupted"
+    finally:
+        launch.kill()

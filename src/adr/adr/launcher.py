@@ -91,9 +91,19 @@ def _pump_output(name: str, stream) -> None:
         sys.stdout.flush()
 
 
+def _interrupt_when_the_launcher_dies() -> None:
+    """``preexec_fn`` of every node (Linux): the kernel sends the node SIGINT, as Ctrl-C would (the trainer writes
+    its checkpoint), when the launcher is gone, even killed with SIGKILL, so no node outlives its launch to act on a
+    later graph of the same ROS domain (seen: a killed campaign's policy runner driving the next deployment's arm)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
+
+
 def _start(spec: NodeSpec, env: dict[str, str]) -> _Running:
     process = subprocess.Popen(node_command(spec), env={**env, **spec.env}, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True)
+                               stderr=subprocess.STDOUT, start_new_session=True,
+                               preexec_fn=_interrupt_when_the_launcher_dies if sys.platform == "linux" else None)
     pump = threading.Thread(target=_pump_output, args=(spec.name, process.stdout), daemon=True)
     pump.start()
     print(f"[adr_launch] started {spec.name} (pid {process.pid})", flush=True)
