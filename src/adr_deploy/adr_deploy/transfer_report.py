@@ -137,7 +137,7 @@ def build(root: str | Path, out_dir: str | Path, threshold: float) -> dict[str, 
                   [row(key, group) for key, group in groups(episodes).items()])
     png = figure(episodes, threshold, out / "transfer.png")
     blocks: list[Block] = [Heading(1, "Zero-shot transfer: final distance per method and setting"),
-              Paragraph(f"Episodes from {Path(root).resolve()}: every policy runs the same goals in every setting. "
+              Paragraph(f"Episodes from {Path(root)}: every policy runs the same goals in every setting. "
                         "'simulator, same goals': the reference simulator's episode at each goal."),
               table, Image(png.name, "Final distance per setting and method (box: quartiles; whiskers: 1.5 IQR; "
                                      "dotted: the solved threshold).", "transfer")]
