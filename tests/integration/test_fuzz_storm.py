@@ -304,8 +304,10 @@ def stop_flood(process: subprocess.Popen) -> int:
 
 def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], ros_domain_id: int,
                                                        tmp_path: Path) -> None:
+    budget = 2 * BUDGET  # the storm's subscriptions start after 'adr on' and need discovery: with 1000 steps it saw
+    # 2-3 of the run's iterations on an idle machine, under the copies and awaited-rewards floors below
     reference = tmp_path / "in_process"
-    run_in_process(reference, BUDGET)
+    run_in_process(reference, budget)
     run_dir = tmp_path / "graph"
     monitor = subprocess.Popen([str(executable("adr", "adr_monitor")), "--count", "1000000", "--timeout", "600"],
                                env=ros_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -313,7 +315,7 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
     with probe_node("hostile_client", ros_domain_id) as node:
         replayer(node, sent)
         forger(node, sent)
-        graph = start_graph(run_dir, ros_env, BUDGET, "instances:=2", "viewer:=true", "viewer_port:=0",
+        graph = start_graph(run_dir, ros_env, budget, "instances:=2", "viewer:=true", "viewer_port:=0",
                             f"run_id:={RUN_ID}")
         seen: list[str] = []
         read_until(graph, r"adr_trainer\]: adr on", 120, seen)
@@ -352,8 +354,10 @@ def test_next_iteration_calls_without_the_key_do_not_push_a_udr_sampler(ros_env:
     """UDR awaits no rewards, so before the key a propose call for the next iteration advanced its sampler (issue 47:
     to iteration 1452; the trainer's checkpoint then failed). Now the calls, unsigned or signed with another key,
     are dropped first thing; the run equals the in-process one."""
+    budget = 4 * BUDGET  # long enough for the client to discover the sampler's service: a UDR run of BUDGET steps
+    # could finish first since the trainer keeps two goals at each instance (seen: nothing sent)
     reference = tmp_path / "in_process"
-    run_in_process(reference, BUDGET, sampler="udr")
+    run_in_process(reference, budget, sampler="udr")
     run_dir = tmp_path / "graph"
     wrong_key = signer(run_key(tmp_path / "other"), RUN_ID)  # a key, not the run's
     sent = {"unsigned": 0, "wrong_key": 0}
@@ -365,7 +369,7 @@ def test_next_iteration_calls_without_the_key_do_not_push_a_udr_sampler(ros_env:
             pushed["iteration"] = max(pushed["iteration"], int(proposal.iteration) + 1)
 
         node.create_subscription(ParameterSet, topics.PROPOSALS, on_proposal, qos.RELIABLE_STREAM)
-        graph = start_graph(run_dir, ros_env, BUDGET, "instances:=1", "method:=udr", f"run_id:={RUN_ID}")
+        graph = start_graph(run_dir, ros_env, budget, "instances:=1", "method:=udr", f"run_id:={RUN_ID}")
         seen: list[str] = []
         read_until(graph, r"adr_trainer\]: udr on", 120, seen)
         stop = threading.Event()
