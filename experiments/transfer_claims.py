@@ -71,11 +71,10 @@ def decide_setting(setting: str, episodes: Sequence[Episode]) -> SettingDecision
     u = np.array([x[0] for x in udr])
     usable = ~(np.isnan(a) | np.isnan(u))
     a, u = a[usable], u[usable]
+    difference = float(np.mean(u - a)) if a.size else math.nan
     if a.size < 2:
-        difference, p_adr, p_udr, decision = (float(np.mean(u - a)) if a.size else math.nan), math.nan, math.nan, \
-            INCONCLUSIVE
+        p_adr, p_udr, decision = math.nan, math.nan, INCONCLUSIVE
     else:
-        difference = float(np.mean(u - a))
         if np.allclose(u - a, (u - a)[0]):  # no spread: the t statistic is undefined
             p_adr = 0.0 if difference > 0 else 1.0
             p_udr = 0.0 if difference < 0 else 1.0
