@@ -36,6 +36,10 @@ def test_a_recorded_run_holds_its_proposals_metrics_and_diagnostics(ros_env: dic
     assert {"/adr/proposals", "/adr/particle_rewards", "/adr/sampler_state", "/diagnostics",
             "/adr/trajectories"} <= topics
     metrics = {t.removeprefix("/adr/metrics/") for t in topics if t.startswith("/adr/metrics/")}
+    # every iteration's metrics, the first one's too: the trainer waits for the recorder's metric subscriptions
+    with open(tmp_path / "metrics.csv", newline="") as handle:
+        iterations = len(list(csv.DictReader(handle)))
+    assert sum(1 for t, _, _ in messages if t == "/adr/metrics/iteration_s") == iterations >= 2
     # every metric the trainer publishes in a run this short (no gradient step yet: no losses), the docs' example too
     assert {"return_mean", "reference_return_mean", "solved_fraction", "agent_steps", "iteration_s"} <= metrics
     proposals = sorted(((m.iteration, m.slot, tuple(m.values)) for t, s, m in messages if t == "/adr/proposals"))

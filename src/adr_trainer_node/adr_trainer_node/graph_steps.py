@@ -41,6 +41,7 @@ from adr_ros import policy_weights, qos, run_ids, topics
 from adr_ros.arrays import from_field, to_field
 from adr_ros.checkpoints import component_file
 from adr_ros.diagnostics import NodeDiagnostics
+from adr_ros.metrics import PREFIX as METRICS_PREFIX
 from adr_ros.signing import RunSigning
 from adr_trainer_node.dispatcher import RolloutDispatcher
 from adr_trainer_node.inbox import Expected, TrajectoryInbox
@@ -329,20 +330,32 @@ class GraphSteps:
             self._wait_for_recorder(self.wait_for_recorder)
 
     def _wait_for_recorder(self, name: str, timeout: float = 15.0) -> None:
-        """Until the recorder has subscribed (it subscribes to the graph's topics at start); a recorder that failed
-        (e.g. its bag folder exists) costs this wait, then the run goes on without it."""
+        """Until the recorder has subscribed to the graph's own topics (at its start) and to this node's metric
+        topics (it finds those by discovery, once a second: a short run published its first metrics before and the
+        bag missed them); a recorder that failed (e.g. its bag folder exists) costs this wait, then the run goes on
+        without it."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.check_stop()
-            for node, namespace in self.node.get_node_names_and_namespaces():
-                try:
-                    if node == name and self.node.get_subscriber_names_and_types_by_node(node, namespace):
-                        return
-                except Exception:  # noqa: BLE001 - it left the graph between the two calls
-                    pass
+            if self._recorder_subscribed(name):
+                return
             time.sleep(0.05)
         self.node.get_logger().warning(f"{name} did not subscribe within {timeout:.0f} s: the bag may miss the "
                                        "run's start")
+
+    def _recorder_subscribed(self, name: str) -> bool:
+        graph = self.node
+        try:
+            if not any(node == name and graph.get_subscriber_names_and_types_by_node(node, namespace)
+                       for node, namespace in graph.get_node_names_and_namespaces()):
+                return False
+            metrics = [topic for topic, _ in graph.get_publisher_names_and_types_by_node(graph.get_name(),
+                                                                                      graph.get_namespace())
+                       if METRICS_PREFIX in topic]
+            return all(any(info.node_name == name for info in graph.get_subscriptions_info_by_topic(topic))
+                       for topic in metrics)
+        except Exception:  # noqa: BLE001 - it left the graph between the calls
+            return False
 
     def save_components(self, k: int, directory: Path, patient: bool) -> dict[str, str]:
         """The sampler's and the discriminator's files of iteration k in ``directory``."""
