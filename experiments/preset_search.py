@@ -13,11 +13,13 @@ budget, fast_stop and round 10 step 1 included). Every ``--eval-every`` agent st
 ``--eval-episodes`` reference episodes; the first evaluation with mean return >= 200 is the run's landing point. At
 the end the final policy plays ``--final-episodes`` reference episodes (other initial states). One JSON line per run
 (appended, so a repeated command skips the runs already in the file). Each run uses one torch thread; ``--parallel``
-runs several at once (on a machine with that many free cores).
+runs several at once (on a machine with that many free cores). ``--run-dirs DIR`` keeps each run's final checkpoint
+(``DIR/<variant>_s<seed>/checkpoints/latest.pt``); the training is the same with or without it.
 """
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -50,7 +52,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     from adr_core.training.config import TrainConfig
     from adr_core.training.driver import Hook
     from adr_core.training.hooks import EarlyStopHook, early_stop
-    from adr_core.training.trainer import Trainer
+    from adr_core.training.trainer import LATEST, Trainer
 
     torch.set_num_threads(1)
     overrides = {"seed": job["seed"], "evaluate_every": 0,
@@ -59,7 +61,10 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     if job["budget_steps"]:  # else the base config's budget (which a linear learning-rate schedule is defined on)
         overrides["total_agent_steps"] = job["budget_steps"]
     config = config.with_overrides(overrides)
-    trainer = Trainer(config, None)
+    run_dir = Path(job["run_dirs"]) / f"{job['variant']}_s{job['seed']}" if job.get("run_dirs") else None
+    if run_dir is not None and run_dir.exists():  # an attempt that did not finish: the run starts over
+        shutil.rmtree(run_dir)
+    trainer = Trainer(config, run_dir)
 
     def score(episodes: int, seed: int) -> dict[str, float]:
         s = evaluate(trainer.agent.actor_state_dict(), config.env_id, ["reference"], episodes, (seed,))["reference"]
@@ -99,6 +104,8 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     stop = early_stop(config, None, trainer.agent_steps)  # the variant's early_stop_* keys, as Trainer.run runs them
     hooks: list[Hook] = ([EarlyStopHook(stop)] if stop is not None else []) + [Curve(), TimeCap()]
     trainer.run(hooks=hooks)
+    if run_dir is not None:  # the final policy (the search's own hooks write no files during the run)
+        trainer.save_checkpoint(trainer.checkpoint_dir / LATEST)
     landed, eval_seconds = state["landed"], state["eval_seconds"]
     final = score(job["final_episodes"], 1)
     return {"variant": job["variant"], "seed": job["seed"], "set": job["set"], "agent_steps": trainer.agent_steps,
@@ -171,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     runner.add_arguments(parser, parallel_help="runs at a time (one torch thread each)")
     parser.add_argument("--out", type=Path, help="JSON lines, appended (required to run)")
     parser.add_argument("--progress", type=Path, help="also append every evaluation point here as a JSON line")
+    parser.add_argument("--run-dirs", type=Path, metavar="DIR",
+                        help="keep each run's final checkpoint in DIR/<variant>_s<seed>/checkpoints/ (for adr-evaluate "
+                             "or the pusher diagnosis); default: none kept")
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--report", type=Path, nargs="+", metavar="JSONL",
                         help="only print the Markdown table of these result files (every variant and seed)")
@@ -195,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
              "budget_steps": args.budget_steps,
              "max_train_seconds": args.max_train_seconds, "eval_every": args.eval_every,
              "eval_episodes": args.eval_episodes, "final_episodes": args.final_episodes,
-             "progress": str(args.progress) if args.progress else None}
+             "progress": str(args.progress) if args.progress else None,
+             "run_dirs": str(args.run_dirs) if args.run_dirs else None}
             for s in args.seeds for n in names]
     key = lambda r: (r["variant"], r["seed"])  # noqa: E731
     runner.run(jobs, run_one, key=key, results=args.out, parallel=args.parallel, on_result=print_result,
