@@ -17,6 +17,12 @@ evaluation) can be compared; nothing is evaluated again.
         --candidates "boundary ADR" "failure-aware ADR" --against "paper ADR" UDR --out runs/beyond_compare.md \\
         --figure runs/beyond_compare.png
 
+``--rule paired-t`` is the issue-44 rule (results/samplers/rules.md, fixed before its runs): per comparison a
+two-sided paired t-test of the d_i at alpha 0.05 (better / worse / no difference detected), the mean difference
+with its 95 % t-interval and n, and the same verdicts after a Holm correction across every comparison of the
+table; ``--planned-seeds N`` marks every comparison with fewer than N pairs "partial (n of N)" instead of a verdict
+(the campaign's decision waits for its planned seeds), the numbers shown all the same.
+
 --out also gets every method's solved % and metric per sweep point (mean ± std across seeds, every seed's row);
 --figure draws the solved % per sweep point: every method's mean, then each method's seeds.
 """
@@ -51,6 +57,77 @@ class Comparison:
         std = f", std {100 * d.std(ddof=1):.1f}" if d.size > 1 else ""
         per_seed = ", ".join(f"s{s}: {100 * x:+.0f}" for s, x in zip(self.seeds, d))
         return f"mean difference {100 * d.mean():+.1f} points{std} ({per_seed})"
+
+
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The paired t-test of one comparison (``--rule paired-t``); p is NaN when it cannot be computed."""
+    n: int
+    mean: float
+    low: float  # 95 % t-interval of the mean difference
+    high: float
+    p: float
+
+    @classmethod
+    def of(cls, differences: tuple[float, ...]) -> PairedTest:
+        from scipy import stats
+
+        d = np.asarray(differences, float)
+        if d.size < 2 or not np.all(np.isfinite(d)):
+            return cls(int(d.size), float(d.mean()) if d.size else math.nan, math.nan, math.nan, math.nan)
+        mean, sem = float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))
+        if sem <= 1e-12:  # no spread (to rounding): a t-test is undefined; equal runs are no difference, a constant shift is one
+            return cls(int(d.size), mean, mean, mean, 1.0 if mean == 0.0 else 0.0)
+        half = float(stats.t.ppf(1 - ALPHA / 2, d.size - 1)) * sem
+        p = float(stats.ttest_1samp(d, 0.0).pvalue)
+        return cls(int(d.size), mean, mean - half, mean + half, p)
+
+    def verdict(self, rejected: bool) -> str:
+        if math.isnan(self.p):
+            return "inconclusive"
+        if not rejected:
+            return "no difference detected"
+        return "better" if self.mean > 0 else "worse"
+
+
+def holm(p_values: list[float], alpha: float = ALPHA) -> list[bool]:
+    """Holm's step-down: which hypotheses are rejected at family-wise level alpha (NaN p: never, and not counted)."""
+    order = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
+    rejected = [False] * len(p_values)
+    for rank, (p, i) in enumerate(order):
+        if p >= alpha / (len(order) - rank):
+            break
+        rejected[i] = True
+    return rejected
+
+
+def paired_t_verdicts(comparisons: list[Comparison], planned: int = 0) -> list[tuple[PairedTest, str, str]]:
+    """Per comparison: its test, the raw verdict and the Holm-corrected one (across the list); with ``planned``
+    seeds, a comparison of fewer pairs is 'partial (n of planned)' both ways."""
+    tests = [PairedTest.of(c.differences) for c in comparisons]
+    corrected = holm([t.p for t in tests])
+    out = []
+    for test, rejected in zip(tests, corrected):
+        if test.n < planned:
+            partial = f"partial ({test.n} of {planned})"
+            out.append((test, partial, partial))
+        else:
+            out.append((test, test.verdict(test.p < ALPHA), test.verdict(rejected)))
+    return out
+
+
+def paired_t_markdown(comparisons: list[Comparison], planned: int = 0) -> str:
+    lines = ["| candidate | against | range | verdict (p < 0.05) | Holm-corrected | mean difference [95 % CI], "
+             "points | p | n | per seed |", "|---|---|---|---|---|---|---|---|---|"]
+    for c, (t, raw, corrected) in zip(comparisons, paired_t_verdicts(comparisons, planned)):
+        interval = f"[{100 * t.low:+.1f}, {100 * t.high:+.1f}]" if not math.isnan(t.low) else "[-]"
+        per_seed = ", ".join(f"s{s}: {100 * x:+.0f}" for s, x in zip(c.seeds, c.differences))
+        lines.append(f"| {c.candidate} | {c.other} | {c.range_name} | **{raw}** | **{corrected}** | "
+                     f"{100 * t.mean:+.1f} {interval} | {t.p:.3g} | {t.n} | {per_seed} |")
+    return "\n".join(lines) + "\n"
 
 
 def decide(differences: list[float]) -> str:
@@ -165,6 +242,11 @@ def main(argv: list[str] | None = None) -> int:
                         metavar="NAME=REPORT_DIR:LABEL")
     parser.add_argument("--candidates", nargs="+", required=True)
     parser.add_argument("--against", nargs="+", required=True)
+    parser.add_argument("--rule", choices=("spread", "paired-t"), default="spread",
+                        help="spread: mean difference beyond one std (results/paper_claims.md); paired-t: paired "
+                             "t-test with a Holm correction over the table (issue 44, results/samplers/rules.md)")
+    parser.add_argument("--planned-seeds", type=int, default=0, metavar="N",
+                        help="paired-t: comparisons with fewer than N pairs are reported as partial [0: none]")
     parser.add_argument("--out", type=Path, help="also write the verdicts and the per-point tables here")
     parser.add_argument("--figure", type=Path, help="draw each method's solved %% per sweep point here (PNG)")
     args = parser.parse_args(argv)
@@ -175,7 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     sweeps = {d: load_sweep(d, args.env) for d, _ in methods.values()}  # each report read once
     shares = {name: {r: range_shares(sweeps[d], label, *RANGES[r]) for r in RANGES}
               for name, (d, label) in methods.items()}
-    text = markdown(compare(shares, args.candidates, args.against))
+    if args.planned_seeds < 0:
+        parser.error(f"--planned-seeds must be >= 0, got {args.planned_seeds}")
+    comparisons = compare(shares, args.candidates, args.against)
+    text = (paired_t_markdown(comparisons, args.planned_seeds) if args.rule == "paired-t" else
+            markdown(comparisons))
     print(text)
     merged = merged_sweep({name: (sweeps[d], label) for name, (d, label) in methods.items()})
     if args.out:

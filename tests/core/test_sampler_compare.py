@@ -102,3 +102,53 @@ def test_sweeps_with_different_points_are_not_merged(tmp_path: Path) -> None:
     assert list(sc.merged_sweep({"x": (a, "ADR"), "y": (b, "UDR")}).methods) == ["x", "y"]
     with pytest.raises(ValueError, match="y: its sweep"):
         sc.merged_sweep({"x": (a, "ADR"), "y": (shifted, "UDR")})
+
+
+def test_holm_rejects_step_down_and_stops_at_the_first_kept_hypothesis() -> None:
+    # 4 tests, in any order: 0.01 < 0.05/4, 0.015 < 0.05/3, 0.03 >= 0.05/2 -> stop (0.04 is kept too)
+    assert sc.holm([0.03, 0.01, 0.015, 0.04]) == [False, True, True, False]
+    assert sc.holm([0.03, 0.01, 0.02, 0.04]) == [False, True, False, False]  # 0.02 >= 0.05/3
+    assert sc.holm([0.012, 0.013]) == [True, True]  # 0.012 < 0.025, 0.013 < 0.05
+    assert sc.holm([0.03, math.nan]) == [True, False]  # a NaN is not counted: 0.03 < 0.05/1
+    assert sc.holm([0.2, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.007]) == [False] + [True] * 7
+
+
+def test_the_paired_t_rule_on_known_differences() -> None:
+    better = sc.PairedTest.of((0.2, 0.3, 0.25, 0.2, 0.3))  # std 0.05, t = 0.25 / (0.05 / sqrt 5) = 11.18, 4 df
+    assert better.n == 5 and better.mean == pytest.approx(0.25) and better.p == pytest.approx(3.64e-4, rel=0.01)
+    assert better.low == pytest.approx(0.25 - 2.776 * 0.0224, abs=1e-3) and better.verdict(True) == "better"
+    noise = sc.PairedTest.of((0.2, -0.1, 0.05, -0.2, 0.1))
+    assert noise.p > 0.5 and noise.verdict(noise.p < 0.05) == "no difference detected"
+    assert sc.PairedTest.of((-0.1, -0.1, -0.1)).verdict(True) == "worse"  # no spread, a constant shift
+    assert sc.PairedTest.of((0.0, 0.0)).p == 1.0
+    assert sc.PairedTest.of((0.4,)).verdict(True) == "inconclusive"
+    assert sc.PairedTest.of((0.1, math.nan)).verdict(True) == "inconclusive"
+
+
+def comparison(differences: tuple[float, ...], other: str = "UDR") -> sc.Comparison:
+    return sc.Comparison("ALP-GMM", other, "hard end", tuple(range(500, 500 + len(differences))), differences, "")
+
+
+def test_holm_can_take_back_a_raw_verdict_and_unplanned_seeds_are_partial() -> None:
+    weak = comparison((0.30, -0.05, 0.25, 0.20, 0.05, 0.15))  # p about 0.04: better raw, not after Holm over 3
+    null = comparison((0.1, -0.1, 0.05, -0.05, 0.0, 0.02), "ADR")
+    (_, raw, corrected), _ = sc.paired_t_verdicts([weak, null])[0], None
+    assert raw == "better" and corrected == "no difference detected"
+    three = sc.paired_t_verdicts([weak, null, null])
+    assert [v[1:] for v in three][1:] == [("no difference detected",) * 2] * 2
+    partial = sc.paired_t_verdicts([weak], planned=33)
+    assert partial[0][1:] == ("partial (6 of 33)", "partial (6 of 33)")
+    table = sc.paired_t_markdown([weak], planned=33)
+    assert "partial (6 of 33)" in table and "| 6 | s500: +30" in table
+
+
+def test_main_with_the_paired_t_rule(tmp_path: Path) -> None:
+    a = write_report(tmp_path / "a", "UDR", {s: [0.2] * 13 for s in range(500, 506)})
+    b = write_report(tmp_path / "b", "ALP-GMM", {s: [0.2 + 0.1 + 0.01 * k] * 13 for k, s in enumerate(range(500, 506))})
+    out = tmp_path / "compare.md"
+    assert sc.main(["--method", f"UDR={a}:UDR", "--method", f"ALP-GMM={b}:ALP-GMM", "--candidates", "ALP-GMM",
+                    "--against", "UDR", "--rule", "paired-t", "--out", str(out)]) == 0
+    assert "| ALP-GMM | UDR | hard end | **better** | **better** | +12.5" in out.read_text()
+    with pytest.raises(SystemExit):
+        sc.main(["--method", f"UDR={a}:UDR", "--candidates", "UDR", "--against", "UDR", "--rule", "paired-t",
+                 "--planned-seeds", "-1"])
