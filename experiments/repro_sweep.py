@@ -37,7 +37,7 @@ class Sweep:
     episodes: int  # per point and run
 
 
-def _runs_of(report_dir: Path, env_id: str) -> dict[str, tuple[str, int]]:
+def runs_of(report_dir: Path, env_id: str) -> dict[str, tuple[str, int]]:
     """run name -> (method, seed), from the report's scores table."""
     short = env_id.split("/")[-1].split("-")[0].lower()
     with (report_dir / f"{short}_scores.csv").open(newline="") as handle:
@@ -50,7 +50,7 @@ def load_sweep(report_dir: Path, env_id: str, dimension: str | None = None) -> S
     methods: dict[str, list[PointScores]] = {}
     values: tuple[float, ...] = ()
     episodes = 0
-    for run, (method, seed) in sorted(_runs_of(report_dir, env_id).items()):
+    for run, (method, seed) in sorted(runs_of(report_dir, env_id).items()):
         path = report_dir / "sweeps" / run / "sweep_points.csv"
         if not path.is_file():
             continue
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sweep = load_sweep(args.report, args.env, args.dimension)
     text = sweep_markdown(sweep, args.env)
-    adr_runs = {seed: run for run, (method, seed) in _runs_of(args.report, args.env).items() if method == "ADR"}
+    adr_runs = {seed: run for run, (method, seed) in runs_of(args.report, args.env).items() if method == "ADR"}
     short = args.env.split("/")[-1].split("-")[0].lower()
     for folder, suffix, source in ((args.runs, "proposals", "its sampler"),
                                    (args.probes, "probe_proposals", "a probe around it")):

@@ -6,6 +6,9 @@ the range and over the whole range, paired by seed, decided by the rule of resul
     d_i = v_i(candidate) - v_i(other), over the seeds both ran;  m = mean(d), s = std(d) (n - 1)
     m > s -> better;  m < -s -> worse;  otherwise no difference measured  (fewer than 2 pairs, or NaN: inconclusive)
 
+Other envs than LunarLander (ErgoReacher) are judged on the space's 'hard' setting of the report's scores table
+and on the mean solved share over every point of the generalization sweep (``OTHER_RANGES``).
+
 Each method is a report directory of ``experiments.reproduce`` (adr-report's ``sweeps/<run>/sweep_points.csv``) and
 the label its runs carry there, so runs of separate grids that share the rules (same preset, budget, seeds,
 evaluation) can be compared; nothing is evaluated again.
@@ -29,6 +32,7 @@ table; ``--planned-seeds N`` marks every comparison with fewer than N pairs "par
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import sys
 from dataclasses import dataclass
@@ -36,9 +40,13 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.repro_sweep import Sweep, load_sweep, sweep_markdown
+from experiments.repro_sweep import Sweep, load_sweep, runs_of, sweep_markdown
 
 RANGES = {"hard end": (8.0, 11.0), "full range": (-math.inf, math.inf)}  # LunarLander main engine, inclusive
+LUNAR_LANDER = "adr/LunarLander-v0"
+# other envs (ErgoReacher: results/samplers/rules.md): the space's 'hard' setting of the report's scores table, and
+# the mean solved share over every point of the generalization sweep (every swept dimension)
+OTHER_RANGES = ("hard setting", "full sweep")
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ class PairedTest:
         if d.size < 2 or not np.all(np.isfinite(d)):
             return cls(int(d.size), float(d.mean()) if d.size else math.nan, math.nan, math.nan, math.nan)
         mean, sem = float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))
-        if sem <= 1e-12:  # no spread (to rounding): a t-test is undefined; equal runs are no difference, a constant shift is one
+        if sem <= 1e-12:  # no spread (to rounding): no t-test; equal runs are no difference, a shift is one
             return cls(int(d.size), mean, mean, mean, 1.0 if mean == 0.0 else 0.0)
         half = float(stats.t.ppf(1 - ALPHA / 2, d.size - 1)) * sem
         p = float(stats.ttest_1samp(d, 0.0).pvalue)
@@ -152,13 +160,43 @@ def range_shares(sweep: Sweep, label: str, low: float, high: float) -> dict[int,
     return {seed: float(np.mean([sweep.methods[label][i].solved[seed] for i in points])) for seed in sorted(seeds)}
 
 
+def setting_shares(report_dir: Path, env_id: str, label: str, setting: str = "hard") -> dict[int, float]:
+    """Per seed of the runs labelled ``label``: the solved share at ``setting`` in the report's scores table."""
+    short = env_id.split("/")[-1].split("-")[0].lower()
+    with (report_dir / f"{short}_scores.csv").open(newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["method"] == label]
+    if not rows:
+        raise ValueError(f"no runs labelled {label!r} in {report_dir}")
+    return {int(r["seed"]): float(r["solved_fraction"]) for r in sorted(rows, key=lambda r: int(r["seed"]))
+            if r["setting"] == setting}
+
+
+def sweep_shares(report_dir: Path, env_id: str, label: str) -> dict[int, float]:
+    """Per seed of the runs labelled ``label``: the mean solved share over every point of its sweep."""
+    shares = {}
+    for run, (method, seed) in sorted(runs_of(report_dir, env_id).items()):
+        path = report_dir / "sweeps" / run / "sweep_points.csv"
+        if method == label and path.is_file():
+            with path.open(newline="") as handle:
+                shares[seed] = float(np.mean([float(r["solved_fraction"]) for r in csv.DictReader(handle)]))
+    return dict(sorted(shares.items()))
+
+
+def method_shares(report_dir: Path, env_id: str, label: str, sweep: Sweep) -> dict[str, dict[int, float]]:
+    """range name -> seed -> solved share, for the runs labelled ``label`` (LunarLander: RANGES on its sweep)."""
+    if env_id == LUNAR_LANDER:
+        return {r: range_shares(sweep, label, *RANGES[r]) for r in RANGES}
+    return {"hard setting": setting_shares(report_dir, env_id, label), "full sweep": sweep_shares(report_dir, env_id,
+                                                                                                  label)}
+
+
 def compare(shares: dict[str, dict[str, dict[int, float]]], candidates: list[str],
             against: list[str]) -> list[Comparison]:
     """``shares[method][range][seed]`` -> every candidate against every other method, per range."""
     out = []
     for candidate in candidates:
         for other in against:
-            for range_name in RANGES:
+            for range_name in shares[candidate]:
                 a, b = shares[candidate][range_name], shares[other][range_name]
                 seeds = tuple(sorted(set(a) & set(b)))
                 differences = [a[s] - b[s] for s in seeds]
@@ -195,7 +233,7 @@ def solved_figure(sweep: Sweep, out: Path, env_id: str) -> Path:
     figure, axes = plt.subplots(1, 1 + len(names), figsize=(3.0 * (1 + len(names)), 3.2), sharey=True,
                                 squeeze=False)
     values = np.array(sweep.values)
-    low, high = RANGES["hard end"]
+    low, high = RANGES["hard end"] if env_id == LUNAR_LANDER else (math.nan, math.nan)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, name in enumerate(names):
         points = sweep.methods[name]
@@ -211,14 +249,16 @@ def solved_figure(sweep: Sweep, out: Path, env_id: str) -> Path:
         ax.plot(values, shares.mean(axis=0), color=colour, linewidth=2.2, label="mean")
         ax.set_title(f"{name}: each seed", fontsize=9)
     for ax in axes[0]:
-        ax.axvspan(low, high, color="0.92")
+        if env_id == LUNAR_LANDER:
+            ax.axvspan(low, high, color="0.92")
         ax.set_xlabel(sweep.dimension, fontsize=8)
         ax.set_ylim(0, 105)
         ax.grid(alpha=0.3)
     axes[0][0].set_title("mean across seeds", fontsize=9)
     axes[0][0].set_ylabel(f"solved % ({sweep.episodes} episodes per point)")
     axes[0][0].legend(fontsize=6, loc="lower right")
-    figure.suptitle(f"{env_id}: each run's final policy (hard end {low:g}-{high:g} shaded)", fontsize=9)
+    shaded = f" (hard end {low:g}-{high:g} shaded)" if env_id == LUNAR_LANDER else f" ({sweep.dimension} sweep)"
+    figure.suptitle(f"{env_id}: each run's final policy{shaded}", fontsize=9)
     figure.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=120)
@@ -255,8 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"{unknown} not given with --method; given: {sorted(methods)}")
     sweeps = {d: load_sweep(d, args.env) for d, _ in methods.values()}  # each report read once
-    shares = {name: {r: range_shares(sweeps[d], label, *RANGES[r]) for r in RANGES}
-              for name, (d, label) in methods.items()}
+    shares = {name: method_shares(d, args.env, label, sweeps[d]) for name, (d, label) in methods.items()}
     if args.planned_seeds < 0:
         parser.error(f"--planned-seeds must be >= 0, got {args.planned_seeds}")
     comparisons = compare(shares, args.candidates, args.against)

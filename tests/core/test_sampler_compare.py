@@ -152,3 +152,44 @@ def test_main_with_the_paired_t_rule(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         sc.main(["--method", f"UDR={a}:UDR", "--candidates", "UDR", "--against", "UDR", "--rule", "paired-t",
                  "--planned-seeds", "-1"])
+
+
+def write_robot_report(directory: Path, label: str, hard: dict[int, float], sweep: dict[int, list[float]]) -> Path:
+    """An ErgoReacher adr-report folder: the scores table's reference/hard rows and a two-dimension sweep per run."""
+    (directory / "sweeps").mkdir(parents=True)
+    with (directory / "ergoreacher_scores.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["run", "method", "seed", "setting", "solved_fraction"])
+        for seed, share in hard.items():
+            writer.writerow([f"run_{label}_{seed}", label, seed, "reference", 1.0])
+            writer.writerow([f"run_{label}_{seed}", label, seed, "hard", share])
+    for seed, shares in sweep.items():
+        run = directory / "sweeps" / f"run_{label}_{seed}"
+        run.mkdir()
+        with (run / "sweep_points.csv").open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["point", "swept", "gain_m1", "gain_m2", "episodes", "return_mean", "final_distance_mean",
+                             "solved_fraction"])
+            for i, share in enumerate(shares):  # first half sweeps gain_m1, second half gain_m2
+                swept = "gain_m1" if i < len(shares) // 2 else "gain_m2"
+                writer.writerow([i, swept, 1.0 + i, 1.0, 20, -3.0, 0.02, share])
+    return directory
+
+
+def test_a_robot_env_is_judged_on_its_hard_setting_and_its_whole_sweep(tmp_path: Path) -> None:
+    seeds = range(510, 514)
+    udr = write_robot_report(tmp_path / "u", "UDR", {s: 0.80 for s in seeds}, {s: [0.9, 0.7, 0.8, 0.6] for s in seeds})
+    alp = write_robot_report(tmp_path / "a", "ALP-GMM", {s: 0.90 + 0.01 * (s - 510) for s in seeds},
+                             {s: [0.9, 0.7, 0.8, 0.6] for s in seeds})
+    shares = sc.method_shares(alp, "adr/ErgoReacher-v0", "ALP-GMM", load_sweep(alp, "adr/ErgoReacher-v0"))
+    assert list(shares) == ["hard setting", "full sweep"]
+    assert shares["hard setting"] == pytest.approx({510: 0.90, 511: 0.91, 512: 0.92, 513: 0.93})
+    assert shares["full sweep"] == pytest.approx({s: 0.75 for s in seeds})  # every point of both dimensions
+    out = tmp_path / "compare.md"
+    assert sc.main(["--env", "adr/ErgoReacher-v0", "--method", f"UDR={udr}:UDR", "--method", f"ALP-GMM={alp}:ALP-GMM",
+                    "--candidates", "ALP-GMM", "--against", "UDR", "--rule", "paired-t", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "| ALP-GMM | UDR | hard setting | **better** |" in text
+    assert "| ALP-GMM | UDR | full sweep | **no difference detected** |" in text
+    with pytest.raises(ValueError, match="no runs labelled 'oracle'"):
+        sc.setting_shares(udr, "adr/ErgoReacher-v0", "oracle")
