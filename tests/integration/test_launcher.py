@@ -213,7 +213,10 @@ def test_nodes_get_ctrl_c_when_their_launcher_is_killed(tmp_path: Path) -> None:
     started, stopped = tmp_path / "started", tmp_path / "stopped"
     # 'started' is written inside the try: a signal right after it still lands in the handler (under load the test
     # killed the launcher between the write and a try after it, and the node died with no 'stopped')
-    node = (f"import pathlib, time\ntry:\n    pathlib.Path({str(started)!r}).write_text('x')\n    time.sleep(60)\n"
+    # the handler is installed as rclpy's nodes install theirs: a suite started from a background shell inherits
+    # SIGINT ignored, and a plain Python child would keep ignoring it
+    node = ("import pathlib, signal, time\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+            f"try:\n    pathlib.Path({str(started)!r}).write_text('x')\n    time.sleep(60)\n"
             f"except KeyboardInterrupt:\n    pathlib.Path({str(stopped)!r}).write_text('interrupted')")
     launch = subprocess.Popen([sys.executable, "-c", LAUNCHER_THEN_KILLED, node], stdout=subprocess.DEVNULL)
     try:
