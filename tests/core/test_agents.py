@@ -333,3 +333,42 @@ def test_undo_returns_to_the_state_before_a_store_and_update_block_even_after_th
         a.store(trajectory)
         a.update(3)
     assert_same_state(agent.state_dict(), again.state_dict())
+
+
+@pytest.mark.parametrize("algorithm", ["ddpg", "td3", "sac"])
+def test_observation_normalization_is_fitted_on_the_warmup_rows_and_then_frozen(algorithm):
+    rng = np.random.default_rng(5)
+    agent = make_agent(small_config(algorithm=algorithm, normalize_observations=True), OBS, ACT, seed=0)
+    warmup = random_trajectory(rng, 60)
+    warmup.obs[:] = warmup.obs * np.array([3.0, 0.02, 0.0], np.float32) + np.array([5.0, 0.1, 7.0], np.float32)
+    agent.store(warmup)
+    agent.update(1)
+    mean, std = warmup.obs.astype(np.float64).mean(0), warmup.obs.astype(np.float64).std(0)
+    networks = [m for m in vars(agent).values() if isinstance(m, torch.nn.Module)]
+    assert len(networks) >= 4  # actor, its target, the critic(s) and their targets
+    for network in networks:
+        np.testing.assert_allclose(network.obs_shift.numpy(), mean, rtol=1e-5)
+        np.testing.assert_allclose(network.obs_scale.numpy(), 1.0 / np.maximum(std, 0.01), rtol=1e-5)
+    fitted = agent.actor.obs_shift.clone()
+    agent.store(random_trajectory(rng, 60))  # other statistics: the normalization stays as fitted
+    agent.update(2)
+    assert torch.equal(agent.actor.obs_shift, fitted)
+    # the actor sees clip((obs - mean) / std, +-10): the same weights without normalization on that input agree
+    plain = make_agent(small_config(algorithm=algorithm), OBS, ACT, seed=0)
+    plain.actor.load_state_dict({k: v for k, v in agent.actor.state_dict().items() if not k.startswith("obs_")})
+    obs = (rng.normal(size=(6, OBS)) * 4 + 5).astype(np.float32)
+    normalized = np.clip((obs - agent.actor.obs_shift.numpy()) * agent.actor.obs_scale.numpy(), -10, 10)
+    np.testing.assert_allclose(agent.act(obs), plain.act(normalized.astype(np.float32)), rtol=1e-5, atol=1e-6)
+    # a simulator process's numpy policy and a resumed agent carry it
+    policy = ActorPolicy.from_state_dict(agent.actor_state_dict())
+    np.testing.assert_allclose(policy(obs), agent.act(obs), rtol=1e-5, atol=1e-6)
+    resumed = make_agent(small_config(algorithm=algorithm, normalize_observations=True), OBS, ACT, seed=9)
+    resumed.load_state_dict(agent.state_dict())
+    assert agent.update(3) == resumed.update(3)
+    np.testing.assert_array_equal(agent.act(obs), resumed.act(obs))
+
+
+def test_without_observation_normalization_the_networks_have_no_normalization_buffers():
+    agent = make_agent(small_config(algorithm="sac"), OBS, ACT, seed=0)
+    assert not any(k.startswith("obs_") for k in agent.actor_state_dict())
+    assert not any(k.startswith("obs_") for k in agent.critic.state_dict())

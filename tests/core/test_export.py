@@ -6,10 +6,12 @@ import json
 import numpy as np
 import pytest
 import torch
-from test_evaluation_support import tiny_runs  # noqa: F401
+from test_evaluation_support import tiny_config, tiny_runs  # noqa: F401
 
 from adr_core.evaluation.policies import load_policy
 from adr_core.export import check_observations, main, run_exported
+from adr_core.training.config import TrainConfig
+from adr_core.training.trainer import Trainer
 
 
 @pytest.mark.parametrize("fmt,program", [("onnx", "policy.onnx"), ("torchscript", "policy.pt")])
@@ -33,3 +35,21 @@ def test_export_of_something_that_is_not_a_run_is_one_clear_line(tmp_path, capsy
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert error.startswith("usage: adr-export") and "nowhere: no such file or folder" in error
+
+
+def test_export_of_an_actor_that_normalizes_its_observations_carries_the_normalization(tmp_path):
+    config = tiny_config("adr/ErgoPusher-v0", "udr", 0, 20).to_dict()
+    config["agent"]["normalize_observations"] = True
+    run = tmp_path / "run"
+    previous = torch.get_num_threads()
+    try:
+        Trainer(TrainConfig.from_dict(config), run).run()
+    finally:
+        torch.set_num_threads(previous)
+    actor = load_policy(run).policy().actor
+    assert actor.normalizes and float(actor.obs_scale.min()) > 1.5  # fitted: ErgoPusher's positions vary by cm
+    assert main([str(run), "--format", "onnx", "--out", str(tmp_path / "export")]) == 0
+    observations = check_observations(actor.obs_dim, seed=3)
+    with torch.no_grad():
+        expected = actor(torch.from_numpy(observations)).numpy()
+    assert np.abs(run_exported(tmp_path / "export" / "policy.onnx", "onnx", observations) - expected).max() <= 1e-5

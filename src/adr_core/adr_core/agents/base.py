@@ -27,7 +27,7 @@ from ..base.goal_layout import GoalLayout
 from ..rollout import KIND_CODES, Trajectory
 from .config import AgentConfig
 from .goals import relabelled_rows, shaped_rewards
-from .networks import Actor
+from .networks import Actor, Critic, EnsembleCritic, set_observation_normalization
 from .optim import FusedAdam
 from .replay_buffer import Batch, ReplayBuffer, nstep_transitions
 
@@ -62,7 +62,8 @@ class OffPolicyAgent(ABC):
         self.generator = torch.Generator().manual_seed(int(seed))  # replay sampling and TD3 target noise
         with torch.random.fork_rng(devices=[]):  # network init from the agent's seed, global RNG untouched
             torch.manual_seed(int(seed))
-            self.actor = Actor(obs_dim, act_dim, config.hidden_sizes, gaussian=self.gaussian_actor).to(self.device)
+            self.actor = Actor(obs_dim, act_dim, config.hidden_sizes, gaussian=self.gaussian_actor,
+                               normalize_observations=config.normalize_observations).to(self.device)
             self.actor_target = frozen_copy(self.actor)
             self._build_critics()
         self.actor_optimizer = make_adam(list(self.actor.parameters()), config.actor_lr)
@@ -156,6 +157,8 @@ class OffPolicyAgent(ABC):
         """
         if n_updates <= 0:
             return {"critic_loss": float("nan"), "actor_loss": float("nan")}
+        if self.config.normalize_observations and self.updates_done == 0:
+            self._fit_observation_normalization()
         if self.config.lr_schedule == "linear" and progress is not None:
             scale = min(1.0, max(0.0, 1.0 - float(progress)))
             for optimizer, base_lr in self._scheduled_optimizers():
@@ -221,6 +224,16 @@ class OffPolicyAgent(ABC):
         self.replay.load_state_dict(state["replay"])
 
     # ---------------------------------------------------------------- helpers
+    @torch.no_grad()
+    def _fit_observation_normalization(self) -> None:
+        """Every network's observation normalization from the replay's rows (the warm-up's, before the first gradient
+        step; frozen after: ``updates_done`` > 0 keeps it, a resumed run loads it with the networks)."""
+        observations = self.replay.observations().double()
+        mean, std = observations.mean(0), observations.std(0, unbiased=False)
+        for network in vars(self).values():
+            if isinstance(network, (Actor, Critic, EnsembleCritic)) and network.normalizes:
+                set_observation_normalization(network, mean.float(), std.float())
+
     def _step_actor(self, loss: torch.Tensor) -> None:
         """Actor step with gradients w.r.t. the actor's parameters only (no wasted critic weight gradients)."""
         self.actor_optimizer.step(torch.autograd.grad(loss, self._actor_params))

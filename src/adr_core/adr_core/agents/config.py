@@ -49,6 +49,11 @@ class AgentConfig:
         "object", "Where potential shaping pulls the effector: 'object' (to what it moves: the puck) or 'behind' (to "
                   "the point behind the puck on the line from the goal through it, where a push moves it toward the "
                   "goal; the env's goal layout says how far behind).")
+    normalize_observations: bool = option(
+        False, "Observation normalization (not in the paper; HER's and the Fetch baselines' practice): the actor and "
+               "critics see each observation feature shifted and scaled by the mean and std of the replay's rows when "
+               "the first gradient step runs (the learning_starts warm-up), frozen after, clipped to +-10 std. The "
+               "actor's weights carry it (checkpoints, the graph's policy messages, exports).")
     td3_policy_noise: float = option(0.2, "TD3 only: std of the target policy smoothing noise.")
     td3_noise_clip: float = option(0.5, "TD3 only: clip of the target policy smoothing noise.")
     td3_policy_delay: int = option(2, "TD3 only: critic steps per actor (and target) update.")

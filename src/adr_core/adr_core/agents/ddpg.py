@@ -23,7 +23,8 @@ class DDPG(OffPolicyAgent):
     algorithm = "ddpg"
 
     def _build_critics(self) -> None:
-        self.critic = Critic(self.obs_dim, self.act_dim, self.config.hidden_sizes).to(self.device)
+        self.critic = Critic(self.obs_dim, self.act_dim, self.config.hidden_sizes,
+                             normalize_observations=self.config.normalize_observations).to(self.device)
         self.critic_target = frozen_copy(self.critic)
         self.critic_optimizer = make_adam(list(self.critic.parameters()), self.config.critic_lr)
         self._online_params: list[torch.Tensor] = [*self.actor.parameters(), *self.critic.parameters()]

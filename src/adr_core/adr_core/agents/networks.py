@@ -19,6 +19,28 @@ from torch import nn
 from torch.nn import functional as F
 
 PAPER_HIDDEN_SIZES = (400, 300)
+OBS_CLIP = 10.0  # normalized observations are clipped to +-10 standard deviations
+OBS_STD_FLOOR = 0.01  # a feature's std is taken as at least this (HER's baselines normalizer: eps 0.01)
+
+
+def _add_observation_normalization(module: nn.Module, obs_dim: int) -> None:
+    """Buffers ``obs_shift`` and ``obs_scale`` (identity until ``set_observation_normalization``): the network then
+    sees ``clip((obs - shift) * scale, +-OBS_CLIP)``. Buffers, not parameters: optimizers and soft updates leave them
+    alone; state dicts (checkpoints, the graph's weights, exports) carry them."""
+    module.register_buffer("obs_shift", torch.zeros(int(obs_dim)))
+    module.register_buffer("obs_scale", torch.ones(int(obs_dim)))
+
+
+def _normalized(module: Actor | Critic | EnsembleCritic, obs: torch.Tensor) -> torch.Tensor:
+    return torch.clamp((obs - module.obs_shift) * module.obs_scale, -OBS_CLIP, OBS_CLIP)
+
+
+@torch.no_grad()
+def set_observation_normalization(module: Actor | Critic | EnsembleCritic, mean: torch.Tensor,
+                                  std: torch.Tensor) -> None:
+    """Set a normalizing network's shift to ``mean`` and scale to ``1 / max(std, OBS_STD_FLOOR)``."""
+    module.obs_shift.copy_(mean)
+    module.obs_scale.copy_(1.0 / std.clamp_min(OBS_STD_FLOOR))
 
 
 def _mlp_layers(in_dim: int, hidden_sizes: Sequence[int], out_dim: int) -> nn.ModuleList:
@@ -32,13 +54,20 @@ LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0  # the Gaussian head's range (CleanRL's SAC
 class Actor(nn.Module):
     """Policy ``obs -> tanh(mean)`` with actions in [-1, 1] (paper: 'clip the max action ... [-1, 1]').
 
-    ``gaussian=True`` adds the ``log_std`` head of a squashed Gaussian policy (SAC).
+    ``gaussian=True`` adds the ``log_std`` head of a squashed Gaussian policy (SAC); ``normalize_observations=True``
+    the observation normalization (``obs_shift``, ``obs_scale``) its input goes through first.
     """
 
+    obs_shift: torch.Tensor  # buffers, with normalize_observations only
+    obs_scale: torch.Tensor
+
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES,
-                 gaussian: bool = False) -> None:
+                 gaussian: bool = False, normalize_observations: bool = False) -> None:
         super().__init__()
         self.obs_dim, self.act_dim, self.hidden_sizes = int(obs_dim), int(act_dim), tuple(int(h) for h in hidden_sizes)
+        self.normalizes = bool(normalize_observations)
+        if self.normalizes:
+            _add_observation_normalization(self, self.obs_dim)
         self.layers = _mlp_layers(self.obs_dim, self.hidden_sizes, self.act_dim)
         # a plain tuple of the same modules (a tuple is not registered: state_dict keeps its keys); slicing the
         # ModuleList builds a new ModuleList on every call, ~4 % of a SAC gradient step of 128-128 networks
@@ -48,7 +77,7 @@ class Actor(nn.Module):
             self.log_std = nn.Linear(self.hidden_sizes[-1], self.act_dim)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
-        x = obs
+        x = _normalized(self, obs) if self.normalizes else obs
         for layer in self._chain[:-1]:
             x = F.relu(layer(x))
         return x
@@ -69,11 +98,17 @@ class EnsembleCritic(nn.Module):
     Each member is initialized like ``nn.Linear`` layers (uniform in +-1/sqrt(fan_in)).
     """
 
+    obs_shift: torch.Tensor  # buffers, with normalize_observations only
+    obs_scale: torch.Tensor
+
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES,
-                 members: int = 2) -> None:
+                 members: int = 2, normalize_observations: bool = False) -> None:
         super().__init__()
         sizes = [int(obs_dim) + int(act_dim), *(int(h) for h in hidden_sizes), 1]
         self.members = int(members)
+        self.normalizes = bool(normalize_observations)
+        if self.normalizes:
+            _add_observation_normalization(self, int(obs_dim))
         self.weights = nn.ParameterList()
         self.biases = nn.ParameterList()
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
@@ -96,6 +131,8 @@ class EnsembleCritic(nn.Module):
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """(members, B, 1) values."""
+        if self.normalizes:
+            obs = _normalized(self, obs)
         x = torch.cat([obs, action], dim=-1).expand(self.members, -1, -1)
         for weight, bias in self._hidden:
             x = F.relu(torch.baddbmm(bias, x, weight))
@@ -106,12 +143,21 @@ class EnsembleCritic(nn.Module):
 class Critic(nn.Module):
     """Q(s, a) on the concatenation [s, a]."""
 
-    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES) -> None:
+    obs_shift: torch.Tensor  # buffers, with normalize_observations only
+    obs_scale: torch.Tensor
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES,
+                 normalize_observations: bool = False) -> None:
         super().__init__()
         self.layers = _mlp_layers(int(obs_dim) + int(act_dim), tuple(hidden_sizes), 1)
         self._chain = tuple(self.layers)  # as Actor's
+        self.normalizes = bool(normalize_observations)
+        if self.normalizes:
+            _add_observation_normalization(self, int(obs_dim))
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        if self.normalizes:
+            obs = _normalized(self, obs)
         x = torch.cat([obs, action], dim=-1)
         for layer in self._chain[:-1]:
             x = F.relu(layer(x))
@@ -134,7 +180,7 @@ def actor_from_state_dict(state: Mapping[str, torch.Tensor]) -> Actor:
         if out_a != in_b:
             raise ActorStateError(f"actor weight shapes do not chain: {shapes}")
     actor = Actor(obs_dim=shapes[0][1], act_dim=shapes[-1][0], hidden_sizes=[s[0] for s in shapes[:-1]],
-                  gaussian="log_std.weight" in state)
+                  gaussian="log_std.weight" in state, normalize_observations="obs_shift" in state)
     try:
         actor.load_state_dict({k: v.detach().to("cpu", torch.float32) for k, v in state.items()})
     except RuntimeError as exc:
@@ -157,6 +203,10 @@ class ActorPolicy:
                    layer.bias.detach().to("cpu", torch.float32).numpy().copy())
                   for layer in cast("Iterable[nn.Linear]", actor.layers)]
         self._hidden, self._mean = layers[:-1], layers[-1]
+        self._normalization: tuple[np.ndarray, np.ndarray] | None = None
+        if actor.normalizes:
+            self._normalization = (actor.obs_shift.detach().to("cpu", torch.float32).numpy().copy(),
+                                   actor.obs_scale.detach().to("cpu", torch.float32).numpy().copy())
         self._log_std: tuple[np.ndarray, np.ndarray] | None = None
         if actor.gaussian:
             self._log_std = (actor.log_std.weight.detach().to("cpu", torch.float32).numpy().T.copy(),
@@ -172,6 +222,9 @@ class ActorPolicy:
 
     def _features(self, obs: np.ndarray) -> np.ndarray:
         x = np.asarray(obs, dtype=np.float32)
+        if self._normalization is not None:
+            shift, scale = self._normalization
+            x = np.clip((x - shift) * scale, -OBS_CLIP, OBS_CLIP)
         for weight, bias in self._hidden:
             x = x @ weight
             x += bias

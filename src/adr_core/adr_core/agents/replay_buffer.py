@@ -94,6 +94,10 @@ class ReplayBuffer:
         rows = self.storage.index_select(0, index)
         return Batch(**{name: rows[:, cols] for name, cols in self._slices.items()})
 
+    def observations(self) -> torch.Tensor:
+        """The stored rows' observations (a view, (size, obs_dim))."""
+        return self.storage[:self.size, self._slices["obs"]]
+
     def undo_point(self, upcoming: int) -> dict[str, Any]:
         """Position, size and the stored rows that the next ``upcoming`` added rows would overwrite (``rollback``)."""
         index = (self.position + torch.arange(min(max(0, int(upcoming)), self.capacity))) % self.capacity

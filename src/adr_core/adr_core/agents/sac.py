@@ -31,7 +31,8 @@ class SAC(OffPolicyAgent):
     gaussian_actor = True
 
     def _build_critics(self) -> None:
-        self.critic = EnsembleCritic(self.obs_dim, self.act_dim, self.config.hidden_sizes, members=2).to(self.device)
+        self.critic = EnsembleCritic(self.obs_dim, self.act_dim, self.config.hidden_sizes, members=2,
+                                     normalize_observations=self.config.normalize_observations).to(self.device)
         self.critic_target = frozen_copy(self.critic)
         self.critic_optimizer = make_adam(list(self.critic.parameters()), self.config.critic_lr)
         self.target_entropy = self.config.sac_target_entropy_per_dim * self.act_dim
