@@ -57,6 +57,10 @@ BUDGET = 1000
 SLOTS = 2  # TINY: 2 particles, one rollout each
 FLOOD_RATE = os.environ.get("ADR_FLOOD_RATE", "1200")  # the flood (~30k in 25 s); 0: unlimited
 RUN_ID = "storm-run"  # the graph's run id (run_id:=): most junk carries it, the replayer another
+# the trainer's wait for the sampler / discriminator: an iteration under the flood on a machine running other CPU-bound
+# work beside the suite took 112 s, past the default 60 s (the run then stops resumable: a correct outcome, not the
+# one this test checks)
+SLOW_MACHINE_S = 300
 FAR = 1_000  # iterations this far ahead are never the current one in a 1000-step run
 
 
@@ -316,14 +320,14 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
         replayer(node, sent)
         forger(node, sent)
         graph = start_graph(run_dir, ros_env, budget, "instances:=2", "viewer:=true", "viewer_port:=0",
-                            f"run_id:={RUN_ID}")
+                            f"run_id:={RUN_ID}", f"service_timeout:={SLOW_MACHINE_S}")
         seen: list[str] = []
         read_until(graph, r"adr_trainer\]: adr on", 120, seen)
         storming = threading.Thread(target=storm, args=(node, run_dir, stop, sent), daemon=True)
         flooding = start_flood(ros_env)
         storming.start()
         try:
-            output = finish(graph, seen)
+            output = finish(graph, seen, timeout=3 * SLOW_MACHINE_S)
         finally:
             stop.set()
             storming.join(timeout=10)
@@ -369,7 +373,8 @@ def test_next_iteration_calls_without_the_key_do_not_push_a_udr_sampler(ros_env:
             pushed["iteration"] = max(pushed["iteration"], int(proposal.iteration) + 1)
 
         node.create_subscription(ParameterSet, topics.PROPOSALS, on_proposal, qos.RELIABLE_STREAM)
-        graph = start_graph(run_dir, ros_env, budget, "instances:=1", "method:=udr", f"run_id:={RUN_ID}")
+        graph = start_graph(run_dir, ros_env, budget, "instances:=1", "method:=udr", f"run_id:={RUN_ID}",
+                            f"service_timeout:={SLOW_MACHINE_S}")
         seen: list[str] = []
         read_until(graph, r"adr_trainer\]: udr on", 120, seen)
         stop = threading.Event()

@@ -180,6 +180,7 @@ def test_a_misspelled_argument_is_refused_with_the_known_ones(launch_api: bool) 
 
 @pytest.mark.parametrize(("argument", "message"), [
     ("budget:=abc", "budget:=abc is not an integer"), ("rollout_timeout:=0", r"rollout_timeout:=0 must be a number"),
+    ("service_timeout:=0", r"service_timeout:=0 must be a number"),
     ("viewer_port:=99999", r"viewer_port:=99999 must be an integer in \[0, 65535\]"),
     ("overrides:={a: [", "overrides:={a: \\[ is not valid YAML")])
 def test_a_value_of_the_wrong_form_names_its_argument(launch_api: bool, argument: str, message: str) -> None:

@@ -181,6 +181,8 @@ TRAIN_SIM_ARGUMENTS = (
              "config:=)", ("cpu", "cuda", "auto")),
     Argument("rollout_timeout", "120", "seconds before an unfinished rollout is given to another instance", kind=float,
              bounds=(1, 3600)),
+    Argument("service_timeout", "60", "seconds the trainer waits for the sampler's proposal or the discriminator's "
+             "rewards before dropping the iteration", kind=float, bounds=(1, 3600)),
     Argument(
         "viewer", "false", "also start adr_viewer: live browser view and rviz particle markers", ("true", "false")
     ),
@@ -343,7 +345,8 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
         nodes.append(_recorder(Path(common["run_dir"]) / "bag", TRAIN_TOPICS, args))
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",
                           {**common, "resume": resume, "mode": args["mode"], "sim_instances": instances,
-                           "rollout_timeout": float(args["rollout_timeout"]), "frozen_policy": frozen,
+                           "rollout_timeout": float(args["rollout_timeout"]),
+                           "service_timeout": float(args["service_timeout"]), "frozen_policy": frozen,
                            "probe_iterations": int(args["iterations"]),
                            "wait_for_recorder": "adr_recorder" if args["record"] == "true" else ""},
                           required=True, shutdown_timeout=TRAINER_SHUTDOWN_S))
