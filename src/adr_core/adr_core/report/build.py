@@ -34,6 +34,7 @@ from .plots import (
     heatmap_figure,
     learning_curves_figure,
     sampler_dynamics_figure,
+    sampler_state_figure,
     sampling_histograms_figure,
     save_figure,
 )
@@ -194,6 +195,10 @@ def _figures(report: EnvReport, options: ReportOptions) -> tuple[dict[str, Figur
             captions[f"sampling_{_slug(method)}"] = f"{method}: {CAPTIONS['sampling']}"
     figures["sampler_dynamics"] = sampler_dynamics_figure(report.runs, f"{env}: the sampler over training")
     captions["sampler_dynamics"] = CAPTIONS["sampler_dynamics"]
+    state = sampler_state_figure(report.runs, f"{env}: each sampler's own statistics over training")
+    if state is not None:
+        figures["sampler_state"] = state
+        captions["sampler_state"] = CAPTIONS["sampler_state"]
     return figures, captions
 
 

@@ -31,6 +31,10 @@ CAPTIONS = {
                 "dotted: uniform share.",
     "sampler_dynamics": "Mean discriminator reward of the proposals (ADR) and the spread of the proposals in the "
                         "normalized space over training (boundary ADR: their solved share, and its ranges' width).",
+    "sampler_state": "Each sampler's own statistics over training, one panel per metrics.csv column its record names "
+                     "(learnability: p(1-p) score, success rate, share of proposals from its scores; ALP-GMM: mean "
+                     "absolute learning progress, mixture components, share of proposals from the mixtures; boundary "
+                     "ADR: its ranges).",
 }
 
 
