@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from ...samplers import SamplerError, sampler_record
 from ..run_data import RunData
+from .sampler_dynamics import SEED_MARKERS
 from .style import method_color, new_figure, set_title, steps_axis
 
 MAX_PANELS = 12
@@ -33,13 +34,17 @@ def sampler_state_figure(runs: Sequence[RunData], title: str) -> Figure | None:
     figure, axes = new_figure(len(columns), columns=3)
     methods = list(dict.fromkeys(r.method for r in runs))
     for ax, column in zip(axes, columns):
+        seen: dict[str, int] = {}
         for run in runs:
             if column not in sampler_columns(run):
                 continue
             values = run.metrics[column]
             keep = np.isfinite(values)
+            marker = SEED_MARKERS[seen.setdefault(run.method, 0) % len(SEED_MARKERS)]  # a method's seeds apart
+            seen[run.method] += 1
             ax.plot(run.metrics["agent_steps"][keep], values[keep], color=method_color(run.method,
-                    methods.index(run.method)), alpha=0.8, label=run.label, gid=f"{column}:{run.label}")
+                    methods.index(run.method)), alpha=0.8, marker=marker, markersize=3, markevery=0.1,
+                    label=run.label, gid=f"{column}:{run.label}")
         ax.set_title(column, fontsize=9)
         steps_axis(ax)
         ax.grid(alpha=0.3)
