@@ -156,19 +156,23 @@ def test_sync_graph_learning_from_reference_rollouts_and_stopping_early_reproduc
         ros_env: dict[str, str], tmp_path: Path) -> None:
     """The fast preset's agent and two run options: SAC, learn_from_reference (the trainer node stores the reference
     trajectories it receives, as adr-train does) and the early stop (a rule any policy meets: both runs end at the
-    first check, long before the budget)."""
+    first check, long before the budget); and observation normalization (fitted by the trainer node at its first
+    gradient step; the simulator instances run the actor with the statistics its weights carry)."""
     stop = {"early_stop_every_steps": BUDGET // 4, "early_stop_episodes": 3, "early_stop_solved_fraction": 0.0,
             "early_stop_return_mean": -1.0e9}
     in_process = tmp_path / "in_process"
-    trainer = run_in_process(in_process, BUDGET * 4, learn_from_reference=True, **{"agent.algorithm": "sac"}, **stop)
+    trainer = run_in_process(in_process, BUDGET * 4, learn_from_reference=True,
+                             **{"agent.algorithm": "sac", "agent.normalize_observations": True}, **stop)
     graph_dir = tmp_path / "graph"
     graph = start_graph(graph_dir, ros_env, BUDGET * 4, "instances:=1",
-                        overrides={"learn_from_reference": "true", "agent.algorithm": "sac", **stop})
+                        overrides={"learn_from_reference": "true", "agent.algorithm": "sac",
+                                   "agent.normalize_observations": "true", **stop})
     output = finish(graph, [])
     assert graph.returncode == 0, output
     assert "stopping early" in output
     assert metric_rows(graph_dir) == metric_rows(in_process)
     assert float(metric_rows(in_process)[-1]["entropy_alpha"]) > 0  # SAC's statistics, the same in both
+    assert float(trainer.agent.actor.obs_scale.max()) > 1.0  # the normalization was fitted (identity before)
     assert trainer.solved and int(metric_rows(in_process)[-1]["agent_steps"]) < BUDGET  # ended by the rule
     assert int(metric_rows(in_process)[-1]["agent_steps"]) == trainer.agent.replay.size  # reference steps stored
     checks = [[{k: r[k] for k in ("agent_steps", "episodes", "return_mean", "met")}
