@@ -27,7 +27,7 @@ from ..base.goal_layout import GoalLayout
 from ..rollout import KIND_CODES, Trajectory
 from .config import AgentConfig
 from .goals import relabelled_rows, shaped_rewards
-from .networks import Actor, Critic, EnsembleCritic, set_observation_normalization
+from .networks import Actor, ObservationNormalized
 from .optim import FusedAdam
 from .replay_buffer import Batch, ReplayBuffer, nstep_transitions
 
@@ -231,8 +231,8 @@ class OffPolicyAgent(ABC):
         observations = self.replay.observations().double()
         mean, std = observations.mean(0), observations.std(0, unbiased=False)
         for network in vars(self).values():
-            if isinstance(network, (Actor, Critic, EnsembleCritic)) and network.normalizes:
-                set_observation_normalization(network, mean.float(), std.float())
+            if isinstance(network, ObservationNormalized) and network.normalizes:
+                network.set_observation_normalization(mean.float(), std.float())
 
     def _step_actor(self, loss: torch.Tensor) -> None:
         """Actor step with gradients w.r.t. the actor's parameters only (no wasted critic weight gradients)."""

@@ -23,24 +23,32 @@ OBS_CLIP = 10.0  # normalized observations are clipped to +-10 standard deviatio
 OBS_STD_FLOOR = 0.01  # a feature's std is taken as at least this (HER's baselines normalizer: eps 0.01)
 
 
-def _add_observation_normalization(module: nn.Module, obs_dim: int) -> None:
-    """Buffers ``obs_shift`` and ``obs_scale`` (identity until ``set_observation_normalization``): the network then
-    sees ``clip((obs - shift) * scale, +-OBS_CLIP)``. Buffers, not parameters: optimizers and soft updates leave them
-    alone; state dicts (checkpoints, the graph's weights, exports) carry them."""
-    module.register_buffer("obs_shift", torch.zeros(int(obs_dim)))
-    module.register_buffer("obs_scale", torch.ones(int(obs_dim)))
+class ObservationNormalized(nn.Module):
+    """A network whose input may go through an observation normalization: ``clip((obs - obs_shift) * obs_scale,
+    +-OBS_CLIP)``. The two vectors are buffers (identity until ``set_observation_normalization``), registered only
+    when asked for: optimizers and soft updates leave them alone; state dicts (checkpoints, the graph's weights,
+    exports) carry them."""
 
+    normalizes: bool
+    obs_shift: torch.Tensor
+    obs_scale: torch.Tensor
 
-def _normalized(module: Actor | Critic | EnsembleCritic, obs: torch.Tensor) -> torch.Tensor:
-    return torch.clamp((obs - module.obs_shift) * module.obs_scale, -OBS_CLIP, OBS_CLIP)
+    def _init_observation_normalization(self, obs_dim: int, enabled: bool) -> None:
+        self.normalizes = bool(enabled)
+        if self.normalizes:
+            self.register_buffer("obs_shift", torch.zeros(int(obs_dim)))
+            self.register_buffer("obs_scale", torch.ones(int(obs_dim)))
 
+    def normalized(self, obs: torch.Tensor) -> torch.Tensor:
+        if not self.normalizes:
+            return obs
+        return torch.clamp((obs - self.obs_shift) * self.obs_scale, -OBS_CLIP, OBS_CLIP)
 
-@torch.no_grad()
-def set_observation_normalization(module: Actor | Critic | EnsembleCritic, mean: torch.Tensor,
-                                  std: torch.Tensor) -> None:
-    """Set a normalizing network's shift to ``mean`` and scale to ``1 / max(std, OBS_STD_FLOOR)``."""
-    module.obs_shift.copy_(mean)
-    module.obs_scale.copy_(1.0 / std.clamp_min(OBS_STD_FLOOR))
+    @torch.no_grad()
+    def set_observation_normalization(self, mean: torch.Tensor, std: torch.Tensor) -> None:
+        """Shift to ``mean``, scale to ``1 / max(std, OBS_STD_FLOOR)``."""
+        self.obs_shift.copy_(mean)
+        self.obs_scale.copy_(1.0 / std.clamp_min(OBS_STD_FLOOR))
 
 
 def _mlp_layers(in_dim: int, hidden_sizes: Sequence[int], out_dim: int) -> nn.ModuleList:
@@ -51,23 +59,18 @@ def _mlp_layers(in_dim: int, hidden_sizes: Sequence[int], out_dim: int) -> nn.Mo
 LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0  # the Gaussian head's range (CleanRL's SAC)
 
 
-class Actor(nn.Module):
+class Actor(ObservationNormalized):
     """Policy ``obs -> tanh(mean)`` with actions in [-1, 1] (paper: 'clip the max action ... [-1, 1]').
 
     ``gaussian=True`` adds the ``log_std`` head of a squashed Gaussian policy (SAC); ``normalize_observations=True``
     the observation normalization (``obs_shift``, ``obs_scale``) its input goes through first.
     """
 
-    obs_shift: torch.Tensor  # buffers, with normalize_observations only
-    obs_scale: torch.Tensor
-
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES,
                  gaussian: bool = False, normalize_observations: bool = False) -> None:
         super().__init__()
         self.obs_dim, self.act_dim, self.hidden_sizes = int(obs_dim), int(act_dim), tuple(int(h) for h in hidden_sizes)
-        self.normalizes = bool(normalize_observations)
-        if self.normalizes:
-            _add_observation_normalization(self, self.obs_dim)
+        self._init_observation_normalization(self.obs_dim, normalize_observations)
         self.layers = _mlp_layers(self.obs_dim, self.hidden_sizes, self.act_dim)
         # a plain tuple of the same modules (a tuple is not registered: state_dict keeps its keys); slicing the
         # ModuleList builds a new ModuleList on every call, ~4 % of a SAC gradient step of 128-128 networks
@@ -77,7 +80,7 @@ class Actor(nn.Module):
             self.log_std = nn.Linear(self.hidden_sizes[-1], self.act_dim)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
-        x = _normalized(self, obs) if self.normalizes else obs
+        x = self.normalized(obs)
         for layer in self._chain[:-1]:
             x = F.relu(layer(x))
         return x
@@ -92,23 +95,18 @@ class Actor(nn.Module):
         return self._chain[-1](h), LOG_STD_MIN + 0.5 * (LOG_STD_MAX - LOG_STD_MIN) * (log_std + 1.0)
 
 
-class EnsembleCritic(nn.Module):
+class EnsembleCritic(ObservationNormalized):
     """``members`` critics Q(s, a) evaluated together with batched matrix products: one op per layer for all.
 
     Each member is initialized like ``nn.Linear`` layers (uniform in +-1/sqrt(fan_in)).
     """
-
-    obs_shift: torch.Tensor  # buffers, with normalize_observations only
-    obs_scale: torch.Tensor
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES,
                  members: int = 2, normalize_observations: bool = False) -> None:
         super().__init__()
         sizes = [int(obs_dim) + int(act_dim), *(int(h) for h in hidden_sizes), 1]
         self.members = int(members)
-        self.normalizes = bool(normalize_observations)
-        if self.normalizes:
-            _add_observation_normalization(self, int(obs_dim))
+        self._init_observation_normalization(int(obs_dim), normalize_observations)
         self.weights = nn.ParameterList()
         self.biases = nn.ParameterList()
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
@@ -131,34 +129,25 @@ class EnsembleCritic(nn.Module):
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """(members, B, 1) values."""
-        if self.normalizes:
-            obs = _normalized(self, obs)
-        x = torch.cat([obs, action], dim=-1).expand(self.members, -1, -1)
+        x = torch.cat([self.normalized(obs), action], dim=-1).expand(self.members, -1, -1)
         for weight, bias in self._hidden:
             x = F.relu(torch.baddbmm(bias, x, weight))
         weight, bias = self._last
         return torch.baddbmm(bias, x, weight)
 
 
-class Critic(nn.Module):
+class Critic(ObservationNormalized):
     """Q(s, a) on the concatenation [s, a]."""
-
-    obs_shift: torch.Tensor  # buffers, with normalize_observations only
-    obs_scale: torch.Tensor
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES,
                  normalize_observations: bool = False) -> None:
         super().__init__()
         self.layers = _mlp_layers(int(obs_dim) + int(act_dim), tuple(hidden_sizes), 1)
         self._chain = tuple(self.layers)  # as Actor's
-        self.normalizes = bool(normalize_observations)
-        if self.normalizes:
-            _add_observation_normalization(self, int(obs_dim))
+        self._init_observation_normalization(int(obs_dim), normalize_observations)
 
     def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        if self.normalizes:
-            obs = _normalized(self, obs)
-        x = torch.cat([obs, action], dim=-1)
+        x = torch.cat([self.normalized(obs), action], dim=-1)
         for layer in self._chain[:-1]:
             x = F.relu(layer(x))
         q: torch.Tensor = self._chain[-1](x)

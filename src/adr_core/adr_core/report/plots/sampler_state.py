@@ -28,15 +28,16 @@ def sampler_columns(run: RunData) -> tuple[str, ...]:
 
 def sampler_state_figure(runs: Sequence[RunData], title: str) -> Figure | None:
     """None when no run's sampler reports statistics of its own."""
-    columns = list(dict.fromkeys(c for run in runs for c in sampler_columns(run)))[:MAX_PANELS]
+    reported = [(run, sampler_columns(run)) for run in runs]
+    columns = list(dict.fromkeys(c for _, own in reported for c in own))[:MAX_PANELS]
     if not columns:
         return None
     figure, axes = new_figure(len(columns), columns=3)
     methods = list(dict.fromkeys(r.method for r in runs))
     for ax, column in zip(axes, columns):
         seen: dict[str, int] = {}
-        for run in runs:
-            if column not in sampler_columns(run):
+        for run, own in reported:
+            if column not in own:
                 continue
             values = run.metrics[column]
             keep = np.isfinite(values)
