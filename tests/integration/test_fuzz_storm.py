@@ -313,7 +313,10 @@ def test_a_storm_of_malformed_messages_changes_nothing(ros_env: dict[str, str], 
     reference = tmp_path / "in_process"
     run_in_process(reference, budget)
     run_dir = tmp_path / "graph"
-    monitor = subprocess.Popen([str(executable("adr", "adr_monitor")), "--count", "1000000", "--timeout", "600"],
+    # the monitor must outlive the graph's longest allowed run (finish's 3 x SLOW_MACHINE_S), or its own timeout ends
+    # it and it reads as dead
+    monitor = subprocess.Popen([str(executable("adr", "adr_monitor")), "--count", "1000000",
+                                "--timeout", str(4 * SLOW_MACHINE_S)],
                                env=ros_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stop, sent = threading.Event(), {}
     with probe_node("hostile_client", ros_domain_id) as node:
