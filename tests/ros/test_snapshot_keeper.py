@@ -8,6 +8,7 @@ import torch
 
 from adr_interfaces.srv import SaveCheckpoint
 from adr_ros.checkpoints import SnapshotKeeper, checkpoint_dir, load_component, write_manifest
+from adr_ros.signing import RunSigning
 
 
 def files(run_dir: Path) -> list[str]:
@@ -36,3 +37,38 @@ def test_without_a_run_dir_nothing_is_written(tmp_path: Path) -> None:
     keeper = SnapshotKeeper("sampler")
     keeper.keep(0, {"iteration": 0})
     assert not checkpoint_dir(tmp_path).exists()
+
+
+class Rejections:
+    """The part of a node's diagnostics ``serve`` uses: the refusals it counts."""
+
+    def __init__(self) -> None:
+        self.reasons: list[tuple[str, str]] = []
+
+    def reject(self, reason: str, detail: str) -> None:
+        self.reasons.append((reason, detail))
+
+
+def test_the_service_refuses_unsigned_calls_and_other_runs_and_signs_its_answer(tmp_path: Path) -> None:
+    key = b"k" * 32
+    node = RunSigning(key, "run-a", "sampler", log=lambda line: None)
+    caller = RunSigning(key, "run-a", "trainer", log=lambda line: None)
+    stranger = RunSigning(b"x" * 32, "run-a", "trainer", log=lambda line: None)
+    keeper = SnapshotKeeper("sampler", run_dir=tmp_path)
+    keeper.keep(4, {"iteration": 4, "w": torch.ones(2)})
+    diagnostics = Rejections()
+
+    def call(signer: RunSigning, run_id: str) -> SaveCheckpoint.Response:
+        request = signer.sign(SaveCheckpoint.Request(run_id=run_id, iteration=4, directory=str(tmp_path / "k")))
+        response = keeper.serve(request, SaveCheckpoint.Response(), signing=node, channel="/adr/save",
+                                diagnostics=diagnostics, run_dir=tmp_path, run_id="run-a")  # type: ignore[arg-type]
+        assert caller.accept(response, "/adr/save/answer")  # every answer is signed with the run's key
+        return response
+
+    unsigned = call(stranger, "run-a")
+    assert not unsigned.success and "not signed" in unsigned.message and not (tmp_path / "k").exists()
+    other_run = call(caller, "run-b")
+    assert not other_run.success and diagnostics.reasons == [("save_checkpoint", other_run.message)]
+    saved = call(caller, "run-a")
+    assert saved.success and Path(saved.path) == tmp_path / "k" / "sampler-000004.pt"
+    assert torch.equal(torch.load(saved.path, weights_only=True)["w"], torch.ones(2))

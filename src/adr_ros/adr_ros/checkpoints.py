@@ -21,6 +21,8 @@ from adr_core.run_dir import (
     write_manifest,
 )
 from adr_interfaces.srv import SaveCheckpoint
+from adr_ros.diagnostics import NodeDiagnostics
+from adr_ros.signing import RunSigning
 
 __all__ = ["CHECKPOINTS", "MANIFEST", "SnapshotKeeper", "checkpoint_dir", "component_file", "load_component",
            "read_manifest", "write_manifest"]
@@ -101,6 +103,19 @@ class SnapshotKeeper:
         except (CheckpointError, OSError) as error:
             response.success, response.message = False, str(error)
         return response
+
+    def serve(self, request: SaveCheckpoint.Request, response: SaveCheckpoint.Response, *, signing: RunSigning,
+              channel: str, diagnostics: NodeDiagnostics, run_dir: str | Path,
+              run_id: str = "") -> SaveCheckpoint.Response:
+        """A node's SaveCheckpoint service: refuse a call not signed with the run's key, else ``save``; a refusal
+        is counted on the node's diagnostics; the response is signed."""
+        if not signing.accept(request, channel):
+            response.success, response.message = False, "refused: the call is not signed with the run's key"
+            return signing.sign(response)
+        response = self.save(request, response, run_dir, run_id)
+        if not response.success and response.message.startswith("refused"):
+            diagnostics.reject("save_checkpoint", response.message)
+        return signing.sign(response)
 
     def save_all(self, run_dir: str | Path) -> list[Path]:
         """On shutdown: write every kept snapshot, so the trainer can tie the newest common iteration. Raises

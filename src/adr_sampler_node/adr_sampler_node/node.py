@@ -220,13 +220,8 @@ class SamplerNode(Node):
 
     def on_save_checkpoint(self, request: SaveCheckpoint.Request,
                            response: SaveCheckpoint.Response) -> SaveCheckpoint.Response:
-        if not self.signing.accept(request, topics.SAMPLER_SAVE_CHECKPOINT):
-            response.success, response.message = False, "refused: the call is not signed with the run's key"
-            return self.signing.sign(response)
-        response = self.snapshots.save(request, response, self.run_dir, self.run_id)
-        if not response.success and response.message.startswith("refused"):
-            self.diagnostics.reject("save_checkpoint", response.message)
-        return self.signing.sign(response)
+        return self.snapshots.serve(request, response, signing=self.signing, channel=topics.SAMPLER_SAVE_CHECKPOINT,
+                                    diagnostics=self.diagnostics, run_dir=self.run_dir, run_id=self.run_id)
 
     def save_on_shutdown(self) -> None:
         self.snapshots.save_all(self.run_dir)
