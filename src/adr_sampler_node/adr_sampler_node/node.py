@@ -224,7 +224,8 @@ class SamplerNode(Node):
                                     diagnostics=self.diagnostics, run_dir=self.run_dir, run_id=self.run_id)
 
     def save_on_shutdown(self) -> None:
-        self.snapshots.save_all(self.run_dir)
+        for path in self.snapshots.save_all(self.run_dir):
+            self.get_logger().info(f"wrote {path}")
 
 
 def main() -> int:
