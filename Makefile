@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 ENV := source scripts/env.sh
-# Extra arguments, e.g. make train ARGS="--budget 50000"   make test ARGS="-k svpg"
+# Extra arguments, e.g. make train ARGS="budget:=50000"   make test ARGS="-k svpg"
 ARGS ?=
 # make test runs the suite on this many pytest-xdist workers, a test file per worker at a time (0: in one process)
 TEST_WORKERS ?= 2
