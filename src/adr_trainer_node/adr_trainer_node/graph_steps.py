@@ -326,8 +326,24 @@ class GraphSteps:
                 raise RuntimeError(f"no sampler, discriminator or simulator instance ({', '.join(self.instances)}) "
                                    f"appeared within {self.service_timeout:.0f} s")
             time.sleep(0.05)
+        self._wait_for_every_instance(min(self.INSTANCE_GRACE_S, max(0.0, deadline - time.monotonic())))
         if self.wait_for_recorder:
             self._wait_for_recorder(self.wait_for_recorder)
+
+    INSTANCE_GRACE_S = 10.0
+
+    def _wait_for_every_instance(self, grace: float) -> None:
+        """Once one instance is up, give the others ``grace`` seconds to be discovered (instances on other hosts
+        appear later), so the first iterations' slots spread over every listed instance; one still missing then is
+        named and the run starts without it (it takes slots once it appears)."""
+        deadline = time.monotonic() + grace
+        while len(self.dispatcher.ready_instances()) < len(self.instances) and time.monotonic() < deadline:
+            self.check_stop()
+            time.sleep(0.05)
+        missing = sorted(set(self.instances) - set(self.dispatcher.ready_instances()))
+        if missing:
+            self.node.get_logger().warning(f"starting without {', '.join(missing)} (not discovered within "
+                                           f"{grace:.0f} s of the first instance); it takes slots once it appears")
 
     def _wait_for_recorder(self, name: str, timeout: float = 15.0) -> None:
         """Until the recorder has subscribed to the graph's own topics (at its start) and to this node's metric
