@@ -69,3 +69,23 @@ def test_a_tampered_result_is_refused_inside_the_window() -> None:
     first.message = "slot 7"
     assert not verifier.accept(first, CHANNEL, reorder_window_ns=10**10)
     assert verifier.dropped[(CHANNEL, "bad_signature")] == 1
+
+
+def test_sim_node_takes_two_goals_checked_out_of_order_and_refuses_a_replay() -> None:
+    """The instance's own goal callback: two goals the trainer signed 5 ms apart, checked newest first (two executor
+    threads), are both queued; a copy of either is refused."""
+    from types import SimpleNamespace
+
+    from rclpy.action import GoalResponse
+
+    from adr_ros.signing import RunSigning
+    from adr_sim_node.node import SimNode
+
+    ticks = iter((1_000_000_000, 1_005_000_000))
+    signer = Signer(KEY, "run-a", "adr_trainer", clock=lambda: next(ticks))
+    first, second = (signer.sign(RollOut.Goal(min_policy_version=v, newest_policy_version=v)) for v in (1, 2))
+    node = SimpleNamespace(signing=RunSigning(KEY, "run-a", "adr_sim_0", lambda _: None), _action=CHANNEL)
+    assert SimNode.on_goal_request(node, second) == GoalResponse.ACCEPT  # type: ignore[arg-type]
+    assert SimNode.on_goal_request(node, first) == GoalResponse.ACCEPT  # type: ignore[arg-type]
+    for replay in (first, second):
+        assert SimNode.on_goal_request(node, copy.deepcopy(replay)) == GoalResponse.REJECT  # type: ignore[arg-type]

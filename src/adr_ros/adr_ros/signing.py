@@ -8,8 +8,9 @@ message, the signature's sender and sequence included (``mac`` taken as zeros), 
 field: numbers and arrays by their bytes, strings and sequences with their lengths). A receiver drops, before any
 other processing, a message that is unsigned, signed with another key or for another run, or whose sequence is not
 above the last one it accepted from that sender on that channel (a replay; on a channel whose messages may be
-reordered, the action results of goals queued at one instance, a sequence inside a reorder window below the last is
-accepted once), and counts and logs the first of each kind (``Verifier``).
+reordered, the action results of goals queued at one instance and the goal requests an instance's executor threads
+check, a sequence inside a reorder window below the last is accepted once), and counts and logs the first of each
+kind (``Verifier``).
 
 The key: 32 random bytes, hex in a file readable by the user only (``create_key_file``), beside the run
 (``<run_dir>/run.key``: the launcher creates it, a resumed run reuses it); never on the wire. A worker host gets it

@@ -54,6 +54,11 @@ if TYPE_CHECKING:
 DEFAULT_NAME = "adr_sim_0"
 METRICS = ("sim_steps_per_s", "episode_return", "reference_return")
 SHUTDOWN_GRACE_S = 30.0
+# Goal requests reach on_goal_request on the executor's threads, so two goals the trainer signed a few ms apart can be
+# checked in either order: a signed goal up to this much older than the newest accepted one is taken once (the
+# verifier's anti-replay window); with the strict check the second was refused as a replay and its slot stalled
+# until the trainer's timeout.
+GOAL_REORDER_WINDOW_NS = 10_000_000_000
 
 
 class SimNode(Node):
@@ -166,8 +171,9 @@ class SimNode(Node):
 
     # ------------------------------------------------------------------ goals
     def on_goal_request(self, goal: RollOut.Goal) -> GoalResponse:
-        """Goals not signed with the run's key are rejected before they are queued."""
-        return GoalResponse.ACCEPT if self.signing.accept(goal, self._action) else GoalResponse.REJECT
+        """Goals not signed with the run's key, or replayed, are rejected before they are queued."""
+        accepted = self.signing.accept(goal, self._action, reorder_window_ns=GOAL_REORDER_WINDOW_NS)
+        return GoalResponse.ACCEPT if accepted else GoalResponse.REJECT
 
     def execute(self, goal_handle: ServerGoalHandle) -> RollOut.Result:
         try:
