@@ -6,7 +6,7 @@
   a version in [``min_policy_version``, ``newest_policy_version``] (the newest the trainer has published, so a forged
   higher version is never used), roll out exactly as ``adr_core.training.Trainer.collect`` does (randomized,
   then reference when ``with_reference``), publish each trajectory on ``adr/trajectories``, then succeed.
-  Goals run one at a time, in the order they were accepted.
+  Goals run one at a time, in the order their requests were accepted (serial_goals.py).
 - Ergo envs: ``joint_states`` and ``<node name>/goal`` at most ``joint_state_rate`` Hz during rollouts.
 - ``adr/metrics/{sim_steps_per_s,episode_return,reference_return}``, ``/diagnostics``.
 """
@@ -171,9 +171,12 @@ class SimNode(Node):
 
     # ------------------------------------------------------------------ goals
     def on_goal_request(self, goal: RollOut.Goal) -> GoalResponse:
-        """Goals not signed with the run's key, or replayed, are rejected before they are queued."""
-        accepted = self.signing.accept(goal, self._action, reorder_window_ns=GOAL_REORDER_WINDOW_NS)
-        return GoalResponse.ACCEPT if accepted else GoalResponse.REJECT
+        """Goals not signed with the run's key, or replayed, are rejected before they are queued; an accepted goal
+        takes its place in the execution order here (SerialGoals)."""
+        if not self.signing.accept(goal, self._action, reorder_window_ns=GOAL_REORDER_WINDOW_NS):
+            return GoalResponse.REJECT
+        self.goals.reserve(goal)
+        return GoalResponse.ACCEPT
 
     def execute(self, goal_handle: ServerGoalHandle) -> RollOut.Result:
         try:

@@ -2,12 +2,14 @@
 
 An instance executes one goal at a time and holds up to ``goals_per_instance`` (2): the next goal waits in its queue
 (SerialGoals) while the result of the one before travels back, so the instance never idles for a round trip of the
-action protocol (~10-20 ms a goal, 15-30 goals an iteration). Goals go to the least loaded instance first. A goal that
-is rejected, fails, or outlives ``rollout_timeout`` (the instance died or hangs) goes back to the queue for another
-instance; the instance is skipped for one timeout period (or until it restarted). Which instance rolls a slot out,
-and in which order an instance executes its two goals, never changes the result (rollouts are seeded by (run seed,
-iteration, slot, kind)), so re-assignment is safe; the results' signatures are checked with a reorder window
-(``Verifier.accept``), as an instance signs them in the order it executes them.
+action protocol (~10-20 ms a goal, 15-30 goals an iteration). Goals go to the least loaded instance first, in slot
+order, and an instance gets its next goal only once it has answered the one before: it executes its goals in the
+order they were sent (SerialGoals keeps the order of the answered requests). With one instance it rolls out the slots
+in the in-process trainer's order, which matters where an episode depends on the one before in the same env
+(ErgoPusher). A goal that is rejected, fails, or outlives ``rollout_timeout`` (the instance died or hangs) goes back to
+the queue for another instance; the instance is skipped for one timeout period (or until it restarted). Rollouts are
+seeded by (run seed, iteration, slot, kind), so re-assignment is safe; the results' signatures are checked with a
+reorder window (``Verifier.accept``), as results are collected in the order they are polled.
 
 All goal traffic happens in executor callbacks of one mutually exclusive group (a timer drives ``_tick``):
 rclpy's ActionClient registers a goal only after sending it, so sending from another thread races with the
@@ -142,8 +144,12 @@ class RolloutDispatcher:
                 del self._benched[name]  # gone (when it is back it is a fresh instance) or rested
         while self._queue:
             load = Counter(flight.name for flight in self._in_flight.values())
+            # an instance whose last goal is still unanswered gets no other: it queues goals in answer order
+            unanswered = {flight.name for flight in self._in_flight.values()
+                          if flight.result_future is None and not flight.goal_future.done()}
             idle = [n for n, c in self._clients.items()
-                    if load[n] < self._depth and n not in self._benched and c.server_is_ready()]
+                    if load[n] < self._depth and n not in self._benched and n not in unanswered
+                    and c.server_is_ready()]
             if not idle:
                 break
             slot = self._queue.popleft()
