@@ -177,8 +177,8 @@ class RolloutDispatcher:
             del self._in_flight[flight.slot]
             self._ended[flight.slot] = now
             result = flight.result_future.result().result
-            # the instance may execute its two goals in either order, so their signed results may arrive out of
-            # order: a result up to one rollout_timeout older than the newest accepted is taken once (not a replay)
+            # results are taken in the order they are polled, not always the order an instance signed them: a
+            # result up to one rollout_timeout older than the newest accepted is taken once (not a replay)
             if self._signing is not None and not self._signing.accept(result, topics.roll_out_action(name),
                                                                       reorder_window_ns=int(self._timeout * 1e9)):
                 self._fail(name, flight, f"{name}'s result for slot {flight.slot} is not signed with the run's key")
