@@ -36,7 +36,8 @@ for path in (kept, new):
             reader = csv.DictReader(f)
             fields = fields or reader.fieldnames
             for row in reader:
-                row["checkpoint"] = row.get("checkpoint", "").replace(worktree, "")  # relative to the worktree
+                if row.get("checkpoint"):
+                    row["checkpoint"] = row["checkpoint"].replace(worktree, "")  # relative to the worktree
                 rows[(row["run"], row["setting"])] = row
 with open(kept, "w", newline="") as f:
     writer = csv.DictWriter(f, fieldnames=fields)
