@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import os
 import re
 import signal
 import subprocess
@@ -64,10 +65,40 @@ def finish(process: subprocess.Popen, seen: list[str], timeout: float = 240) -> 
     try:
         rest, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        process.send_signal(signal.SIGINT)
-        rest, _ = process.communicate(timeout=30)
-        raise AssertionError("graph did not finish in time:\n" + "".join(seen) + rest) from None
+        raise AssertionError("graph did not finish in time:\n" + abandon(process, seen)) from None
     return "".join(seen) + rest
+
+
+def abandon(process: subprocess.Popen, seen: list[str]) -> str:
+    """A graph that hangs: every node prints its threads' stacks (SIGUSR1, adr_ros.entry), then the launcher gets
+    Ctrl-C and 30 s; then the launcher and every node it started are killed, so nothing of this run lives on to
+    talk to the next test on the domain. Returns the whole output, stacks included."""
+    nodes = node_pids("".join(seen))
+    for pid in nodes:
+        _signal(pid, signal.SIGUSR1)
+    time.sleep(2.0)
+    process.send_signal(signal.SIGINT)
+    try:
+        rest, _ = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        _signal(process.pid, signal.SIGKILL)
+        rest, _ = process.communicate(timeout=30)
+    output = "".join(seen) + rest
+    for pid in node_pids(output):
+        _signal(pid, signal.SIGKILL)
+    return output
+
+
+def node_pids(output: str) -> list[int]:
+    """The pids of the nodes a launch started, from its ``started <node> (pid N)`` lines."""
+    return [int(pid) for pid in re.findall(r"\[adr_launch\] started \S+ \(pid (\d+)\)", output)]
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
 
 
 def run_in_process(out_dir: Path, budget: int, **overrides) -> Trainer:

@@ -4,9 +4,13 @@ KeyboardInterrupt traceback. The node's own handlers (``lifecycle.stop_on_signal
 
 Only this module and ``importlib`` are loaded before the handlers are in place. A signal that lands inside a C
 extension's initialization (rclpy's pybind11 module) reaches Python as an ``ImportError`` ("initialization failed")
-instead of the ``SystemExit``; once a stop was asked for, that error also ends the node quietly with 0."""
+instead of the ``SystemExit``; once a stop was asked for, that error also ends the node quietly with 0.
+
+``kill -USR1 <pid>`` makes a node print every thread's Python stack to its stderr (the launcher's log) and go on:
+what a node that seems hung is waiting for."""
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import signal
 from types import FrameType
@@ -23,6 +27,7 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 def _run(module: str) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _stop)
+    faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
     try:
         node = importlib.import_module(module)
     except ImportError:
