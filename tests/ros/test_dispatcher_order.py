@@ -13,6 +13,7 @@ from rclpy.node import Node
 from rclpy.task import Future
 
 from adr_interfaces.msg import ParameterSet
+from adr_trainer_node import dispatcher as dispatcher_module
 from adr_trainer_node.dispatcher import RolloutDispatcher
 
 
@@ -45,8 +46,9 @@ def node() -> Iterator[Node]:
         rclpy.shutdown(context=context)
 
 
-def _dispatcher(node: Node, instances: list[str]) -> tuple[RolloutDispatcher, dict[str, FakeClient]]:
-    dispatcher = RolloutDispatcher(node, instances, rollout_timeout=600.0)
+def _dispatcher(node: Node, instances: list[str],
+                answer_timeout: float = 600.0) -> tuple[RolloutDispatcher, dict[str, FakeClient]]:
+    dispatcher = RolloutDispatcher(node, instances, rollout_timeout=600.0, answer_timeout=answer_timeout)
     clients = {name: FakeClient() for name in instances}
     dispatcher._clients = clients  # type: ignore[assignment]
     proposals = [ParameterSet(slot=slot) for slot in range(4)]
@@ -78,3 +80,73 @@ def test_instances_still_take_goals_side_by_side(node: Node) -> None:
     dispatcher.poll(set())
     assert [slot for slot, _ in clients["adr_sim_0"].sent] == [0]
     assert [slot for slot, _ in clients["adr_sim_1"].sent] == [1, 2]
+
+
+
+class Clock:
+    """The dispatcher's ``time.monotonic``, advanced by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(dispatcher_module, "time", fake)
+    return fake
+
+
+def test_a_goal_left_unanswered_goes_again_without_skipping_its_instance(node: Node, clock: Clock) -> None:
+    """Fast DDS drops a goal's answer when the server has not matched the client's response reader yet (a run's
+    first goals on a loaded machine), and rclpy then never executes that goal: after ``answer_timeout`` the slot is
+    sent again, before the higher slots, to the same healthy instance. A second unanswered goal in a row skips the
+    instance (it hangs)."""
+    dispatcher, clients = _dispatcher(node, ["adr_sim_0", "adr_sim_1"], answer_timeout=10.0)
+    a, b = clients["adr_sim_0"], clients["adr_sim_1"]
+    dispatcher.poll(set())
+    assert ([s for s, _ in a.sent], [s for s, _ in b.sent]) == ([0], [1])
+    clock.now += 9.0
+    dispatcher.poll(set())
+    assert dispatcher.report.reassigned == 0  # not yet
+    clock.now += 2.0  # both answers lost
+    dispatcher.poll(set())
+    assert ([s for s, _ in a.sent], [s for s, _ in b.sent]) == ([0, 0], [1, 1])  # sent again, same instances
+    assert dispatcher.report.reassigned == 2 and "did not answer" in dispatcher.report.failures[0]
+    assert not dispatcher._benched
+    a.answer(1)
+    dispatcher.poll(set())
+    assert [s for s, _ in a.sent] == [0, 0, 2]  # a answered: it takes its next goal
+    clock.now += 11.0  # a answers no more either, but its streak began again at its answer: not skipped
+    dispatcher.poll(set())  # b leaves its second goal in a row unanswered: skipped
+    assert sorted(dispatcher._benched) == ["adr_sim_1"]
+    assert [s for s, _ in b.sent] == [1, 1]
+    assert [s for s, _ in a.sent] == [0, 0, 2, 1]  # b's slot 1 goes to a, first
+
+
+def test_an_unanswered_goal_whose_trajectory_arrived_ends_quietly(node: Node, clock: Clock) -> None:
+    dispatcher, clients = _dispatcher(node, ["adr_sim_0"], answer_timeout=10.0)
+    dispatcher.poll(set())
+    clock.now += 11.0
+    dispatcher.poll({0})  # the answer is late, but slot 0's trajectory came: the instance ran it
+    assert dispatcher.report.reassigned == 0
+    assert [slot for slot, _ in clients["adr_sim_0"].sent] == [0, 1]
+
+
+def test_a_result_lost_after_its_trajectory_arrived_holds_the_instance_only_briefly(node: Node, clock: Clock) -> None:
+    dispatcher, clients = _dispatcher(node, ["adr_sim_0"], answer_timeout=10.0)
+    client = clients["adr_sim_0"]
+    dispatcher.poll(set())
+    client.answer(0)
+    dispatcher.poll(set())
+    client.answer(1)  # both accepted; their results never come
+    dispatcher.poll({0, 1})  # their trajectories arrived
+    clock.now += 5.0
+    dispatcher.poll({0, 1})
+    assert [slot for slot, _ in client.sent] == [0, 1]  # the results may still be on the way: two goals held
+    clock.now += 6.0
+    dispatcher.poll({0, 1})  # before: held for rollout_timeout (600 s here)
+    assert [slot for slot, _ in client.sent] == [0, 1, 2] and dispatcher.report.reassigned == 0

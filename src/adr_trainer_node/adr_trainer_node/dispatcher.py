@@ -11,6 +11,15 @@ the queue for another instance; the instance is skipped for one timeout period (
 seeded by (run seed, iteration, slot, kind), so re-assignment is safe; the results' signatures are checked with a
 reorder window (``Verifier.accept``), as results are collected in the order they are polled.
 
+A goal whose answer (accepted or rejected) has not come within ``answer_timeout`` (10 s) goes back to the queue at
+once: Fast DDS drops a service response to a client whose response reader the server has not matched yet
+("Failed to send goal response ... client will not receive response"), which happens to a run's first goals on a
+loaded machine, and rclpy's action server then never executes that goal. The instance is healthy, so it is not
+skipped; only a second unanswered goal in a row (an instance that hangs) skips it for a timeout period. Before,
+such a goal held its slot and its instance for ``rollout_timeout``: two instances losing their first answers
+stalled a run for 240 s. A result that has not come ``answer_timeout`` after its slot's trajectory arrived (the
+result service loses replies the same way) no longer holds the iteration either.
+
 All goal traffic happens in executor callbacks of one mutually exclusive group (a timer drives ``_tick``):
 rclpy's ActionClient registers a goal only after sending it, so sending from another thread races with the
 response (observed as "Ignoring unexpected goal response" and a lost goal).
@@ -34,6 +43,7 @@ from adr_ros import qos, topics
 from adr_ros.signing import RunSigning
 
 TRAJECTORY_GRACE_S = 2.0
+ANSWER_TIMEOUT_S = 10.0  # a goal unanswered this long was lost on the wire (or its instance hangs): send it again
 
 
 @dataclass
@@ -43,6 +53,7 @@ class _InFlight:
     started: float
     goal_future: Future
     result_future: Future | None = None
+    done_at: float | None = None  # when its slot's trajectory was first seen (its result may still be on the way)
 
 
 @dataclass
@@ -53,7 +64,8 @@ class DispatchReport:
 
 class RolloutDispatcher:
     def __init__(self, node: Node, instances: list[str], rollout_timeout: float, max_attempts: int = 5,
-                 period: float = 0.01, signing: RunSigning | None = None, goals_per_instance: int = 2) -> None:
+                 period: float = 0.01, signing: RunSigning | None = None, goals_per_instance: int = 2,
+                 answer_timeout: float = ANSWER_TIMEOUT_S) -> None:
         if goals_per_instance < 1:
             raise ValueError(f"goals_per_instance must be >= 1, got {goals_per_instance}")
         self._depth = goals_per_instance
@@ -65,6 +77,8 @@ class RolloutDispatcher:
                                              result_service_qos_profile=qos.CRITICAL_SERVICE)
                          for name in instances}
         self._timeout = rollout_timeout
+        self._answer_timeout = min(answer_timeout, rollout_timeout)
+        self._unanswered_in_a_row: Counter[str] = Counter()  # instance -> unanswered goals since its last answer
         self._max_attempts = max_attempts
         self._queue: deque[int] = deque()
         self._in_flight: dict[int, _InFlight] = {}  # slot -> its goal out at an instance
@@ -167,7 +181,17 @@ class RolloutDispatcher:
 
     def _check(self, flight: _InFlight, now: float, done: set[int]) -> None:
         name = flight.name
-        if flight.result_future is None and flight.goal_future.done():
+        if flight.result_future is None and not flight.goal_future.done():
+            if now - flight.started > self._answer_timeout and flight.slot in done:
+                del self._in_flight[flight.slot]  # the answer is late, not lost: the instance ran the goal
+            elif now - flight.started > self._answer_timeout:
+                self._unanswered_in_a_row[name] += 1
+                self._fail(name, flight, f"{name} did not answer the goal for slot {flight.slot} within "
+                           f"{self._answer_timeout:.0f} s (its answer was lost, or it hangs)",
+                           bench=self._unanswered_in_a_row[name] > 1, first=True)
+            return
+        if flight.result_future is None:
+            self._unanswered_in_a_row[name] = 0
             handle = flight.goal_future.result()
             if handle is None or not handle.accepted:
                 self._fail(name, flight, f"{name} rejected the goal for slot {flight.slot}")
@@ -188,18 +212,26 @@ class RolloutDispatcher:
             else:
                 self.rollouts_done[name] += 1
             return
-        if flight.slot in done:  # its trajectory arrived (perhaps from an earlier attempt): stop waiting
-            if now - flight.started > self._timeout:
+        if flight.slot in done:  # its trajectory arrived (perhaps from an earlier attempt): the result is a formality
+            flight.done_at = flight.done_at or now
+            if now - flight.done_at > self._answer_timeout:  # lost like an answer, or the instance hangs
                 del self._in_flight[flight.slot]
             return
         if now - flight.started > self._timeout:
             self._fail(name, flight, f"{name} did not finish slot {flight.slot} within {self._timeout:.0f} s")
 
-    def _fail(self, name: str, flight: _InFlight, reason: str, bench: bool = True) -> None:
+    def _fail(self, name: str, flight: _InFlight, reason: str, bench: bool = True, first: bool = False) -> None:
+        """Re-queue the flight's slot: last, or ``first`` (a goal never executed goes before the higher slots
+        waiting at the front, keeping slot order)."""
         self._in_flight.pop(flight.slot, None)
         if bench:
             self._benched[name] = time.monotonic()
-        self._queue.append(flight.slot)
+        position = len(self._queue)
+        if first:
+            position = 0
+            while position < len(self._queue) and self._queue[position] < flight.slot:
+                position += 1
+        self._queue.insert(position, flight.slot)
         self.report.reassigned += 1
         self.report.failures.append(reason)
         self._node.get_logger().warning(f"{reason}; slot {flight.slot} re-queued")
