@@ -17,8 +17,8 @@ once: Fast DDS drops a service response to a client whose response reader the se
 loaded machine, and rclpy's action server then never executes that goal. The instance is healthy, so it is not
 skipped; only a second unanswered goal in a row (an instance that hangs) skips it for a timeout period. Before,
 such a goal held its slot and its instance for ``rollout_timeout``: two instances losing their first answers
-stalled a run for twice that (both set aside at once). A result that has not come ``answer_timeout`` after its slot's trajectory arrived (the
-result service loses replies the same way) no longer holds the iteration either.
+stalled a run for twice that (both set aside at once). A result that has not come ``answer_timeout`` after its
+slot's trajectory arrived (the result service loses replies the same way) no longer holds the iteration either.
 
 All goal traffic happens in executor callbacks of one mutually exclusive group (a timer drives ``_tick``):
 rclpy's ActionClient registers a goal only after sending it, so sending from another thread races with the
