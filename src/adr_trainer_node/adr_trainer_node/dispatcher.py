@@ -182,9 +182,11 @@ class RolloutDispatcher:
     def _check(self, flight: _InFlight, now: float, done: set[int]) -> None:
         name = flight.name
         if flight.result_future is None and not flight.goal_future.done():
-            if now - flight.started > self._answer_timeout and flight.slot in done:
+            if now - flight.started <= self._answer_timeout:
+                return
+            if flight.slot in done:
                 del self._in_flight[flight.slot]  # the answer is late, not lost: the instance ran the goal
-            elif now - flight.started > self._answer_timeout:
+            else:
                 self._unanswered_in_a_row[name] += 1
                 self._fail(name, flight, f"{name} did not answer the goal for slot {flight.slot} within "
                            f"{self._answer_timeout:.0f} s (its answer was lost, or it hangs)",
