@@ -214,3 +214,20 @@ def test_an_update_that_would_leave_non_finite_particles_is_undone(monkeypatch):
     with pytest.raises(SamplerError, match="non-finite"):
         sampler.update(np.full(4, -0.69))
     assert _same_state(sampler.state_dict(), before)  # nothing non-finite can be checkpointed
+
+
+def test_constant_reward_ablation_ignores_the_rewards_given():
+    """svpg.constant_reward (issue 60's ablation): the particles move the same whatever rewards arrive, and exactly as
+    they would with that constant given as every reward; without it the given rewards matter."""
+    def after(rewards: np.ndarray, constant: float | None) -> torch.Tensor:
+        sampler = SVPGSampler(2, SVPGConfig(num_particles=4, rollout_length=2, constant_reward=constant), seed=5)
+        sampler.propose()
+        sampler.update(rewards)
+        return torch.as_tensor(sampler.propose())
+
+    high, low = np.linspace(0.0, 1.0, 8), -np.linspace(0.0, 3.0, 8)
+    assert torch.equal(after(high, 0.25), after(low, 0.25))
+    assert torch.equal(after(high, 0.25), after(np.full(8, 0.25), None))
+    assert not torch.equal(after(high, None), after(low, None))
+    with pytest.raises(ValueError, match="constant_reward"):
+        SVPGConfig(constant_reward=float("nan"))

@@ -27,6 +27,11 @@ from .particles import ParticleEnsemble, flatten_per_particle, gaussian_log_prob
 from .stein import stein_direction
 
 
+# Largest reward magnitude accepted: the discriminator's rewards are mean log-probabilities (<= log 2 with the
+# published code's offset); anything near this is a broken or hostile message, not a reward.
+REWARD_LIMIT = 1e4
+
+
 @dataclass
 class SVPGConfig:
     num_particles: int | None = option(None, "SVPG particles N; null = the paper's choice: 10 for LunarLander, "
@@ -44,6 +49,10 @@ class SVPGConfig:
     restart_when_stuck: bool = option(False, "Restart a particle (uniformly, ending its episode) when its clipped "
                                              "move leaves it where it was, pinned at a face of the cube (published "
                                              "code: true; the paper does not say).")
+    constant_reward: float | None = option(
+        None, "Ablation, not for use: the particles learn from this constant instead of the rewards they are given "
+              "(the discriminator's), so only the kernel's repulsion and their own noise move them; null = the "
+              "rewards given (the paper). The discriminator still trains and reports (results/adr_collapse/).")
 
     def __post_init__(self) -> None:
         if self.num_particles is not None and self.num_particles < 2:
@@ -53,11 +62,9 @@ class SVPGConfig:
                 raise ValueError(f"svpg.{name} must be > 0, got {getattr(self, name)}")
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"svpg.gamma must be in [0, 1], got {self.gamma}")
-
-
-# Largest reward magnitude accepted: the discriminator's rewards are mean log-probabilities (<= log 2 with the
-# published code's offset); anything near this is a broken or hostile message, not a reward.
-REWARD_LIMIT = 1e4
+        if self.constant_reward is not None and not abs(self.constant_reward) <= REWARD_LIMIT:
+            raise ValueError(f"svpg.constant_reward must be a number within +-{REWARD_LIMIT:g} or null, got "
+                             f"{self.constant_reward}")
 
 
 class SVPGSampler(Sampler):
@@ -125,6 +132,8 @@ class SVPGSampler(Sampler):
         if np.abs(rewards).max() > REWARD_LIMIT:
             raise SamplerError(f"rewards up to {np.abs(rewards).max():.3g} in size: a discriminator reward (a mean "
                                f"log-probability) is within +-{REWARD_LIMIT:g}; refused, the particles are unchanged")
+        if self.config.constant_reward is not None:
+            rewards = np.full_like(rewards, self.config.constant_reward)
         before, pending = self.state_dict(), self.pending
         try:
             return self._update(rewards)
