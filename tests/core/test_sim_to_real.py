@@ -172,3 +172,89 @@ def test_config_space_errors_are_clear():
         TrainConfig.from_dict({"env_id": "adr/ErgoReacher-v0", "space": "ErgoPusher-v0-sim2real"})
     with pytest.raises(ConfigError, match="space: no packaged randomization space"):
         TrainConfig.from_dict({"env_id": "adr/ErgoReacher-v0", "space": "ErgoReacher-v0-nope"})
+
+
+def _m2_moved_after(latency, steps=2):
+    """How far m2 (Reacher) has moved, true angle, ``steps`` control steps after a step command at the first."""
+    env = _env("adr/ErgoReacher-v0", action_latency=latency)
+    obs, _ = env.reset(seed=3)
+    hold = obs[:4]  # no noise: the observed start angles are the commanded start targets (/ scale)
+    _, held = _run(env, [hold] * steps)
+    _, stepped = _run(env, [[0.5, *hold[1:]]] * steps)
+    return abs(stepped[steps, 1] - held[steps, 1])
+
+
+def test_fractional_latency_switches_the_command_part_way_through_a_step():
+    """1.25 steps = 5 physics steps: the new target acts for 3 of the second step's 4 physics steps, so the joint has
+    moved less than at 1.0 (4 of 4) and more than at 1.75 (1 of 4); at 2.0 it has not moved yet."""
+    moved = {latency: _m2_moved_after(latency) for latency in (1.0, 1.25, 1.75, 2.0)}
+    assert moved[2.0] < 1e-4
+    assert moved[1.0] > moved[1.25] > moved[1.75] > 10 * moved[2.0]
+    assert _m2_moved_after(1.0, steps=1) < 1e-4  # a whole step of latency: nothing moves in the first step
+
+
+def _pusher(**changes):
+    env = make_env("adr/ErgoPusher-v0", space=_pusher_space(*changes))
+    env.unwrapped.set_parameters({**dict(zip(env.unwrapped.randomization_space.names,
+                                             env.unwrapped.randomization_space.reference())), **changes})
+    return env
+
+
+def _pusher_space(*names):
+    """ErgoPusher's packaged space plus each named optional dimension (defaults that change nothing but the name)."""
+    defaults = {"m2_gain": (0.03, [0.01, 0.2]), "puck_latency": (0.0, [0.0, 0.1]), "puck_noise": (0.0, [0.0, 0.01]),
+                "puck_period": (0.0, [0.0, 0.1])}
+    data = load_space("adr/ErgoPusher-v0").to_dict()
+    for name in names:
+        default, train = defaults[name]
+        data["dimensions"].append({"name": name, "default": default, "train": {"absolute": train}})
+    return RandomizationSpace.from_dict(data)
+
+
+def test_pusher_servo_gains_and_torques_are_dimensions_of_their_own():
+    """ErgoPusher's servos take a space's gains and torque caps: a stiffer m2 gets to a small step faster; absent,
+    they are the defaults (the same episode as the plain space)."""
+    actions = [[0.0, 0.05, 0.0, 0.0]] * 6
+    plain, _ = _run(make_env("adr/ErgoPusher-v0"), actions)
+    same, _ = _run(_pusher(m2_gain=0.03), actions)
+    np.testing.assert_array_equal(same, plain)
+    stiff, _ = _run(_pusher(m2_gain=0.1), actions)
+    target = 0.05 * SCALE
+    assert abs(stiff[3, 1] * SCALE - target) < 0.5 * abs(plain[3, 1] * SCALE - target)
+
+
+def test_pusher_tracker_reports_the_puck_late_in_frames_and_with_noise():
+    """From outside: the observed puck (obs 11, 12) against the true one (env.puck_position) while the puck slides."""
+    period, latency = 1 / 30, 0.05
+    env = _pusher(puck_latency=latency, puck_period=period)
+    env.reset(seed=4)
+    env.unwrapped.set_puck_velocity((0.3, 0.0))
+    true_x, seen = [], []
+    for _ in range(12):
+        obs, *_ = env.step(np.zeros(4, dtype=np.float32))
+        true_x.append(env.unwrapped.puck_position[0])
+        seen.append((obs[11], obs[13]))
+    # the tracker's x at step k is a true position of at least latency (3 control steps) and at most latency +
+    # period (5 steps) earlier; frames come every second control step, so readings repeat in pairs
+    for k in range(6, 12):
+        lag = [abs(seen[k][0] - x) for x in true_x[k - 5:k - 2]]
+        assert min(lag) < 0.004, (k, lag)
+    readings = [s[0] for s in seen[5:]]
+    assert len(set(np.round(readings, 7))) <= (len(readings) + 2) // 2 + 1
+    velocity = [s[1] for s in seen[6:]]
+    assert all(0.05 < v < 0.35 for v in velocity)  # the frames' difference over their capture times
+    noisy = _pusher(puck_noise=0.002)
+    obs, _ = noisy.reset(seed=4)
+    errors = []
+    for _ in range(60):
+        obs, *_ = noisy.step(np.zeros(4, dtype=np.float32))
+        errors.append(obs[11:13] - noisy.unwrapped.puck_position)
+    assert 0.0013 < np.std(errors) < 0.0027
+
+
+@pytest.mark.parametrize(("name", "train", "default"), [
+    ("m1_gain", [0.0, 0.2], 0.03), ("m2_max_torque", [0.1, 3.0], 0.1), ("puck_latency", [0.0, 0.8], 0.0),
+    ("puck_noise", [0.0, 0.1], 0.0)])
+def test_pusher_servo_and_tracker_bounds_are_checked(name, train, default):
+    with pytest.raises(RandomizationError, match=f"{name}.*physical bounds"):
+        make_env("adr/ErgoPusher-v0", space=_space_with("adr/ErgoPusher-v0", name, train, default))

@@ -91,12 +91,13 @@ def exported(tmp_path: Path, fmt: str = "onnx", env_id: str = REACHER, obs_dim: 
 
 @pytest.mark.parametrize("fmt", ["onnx", "torchscript"])
 def test_an_export_acts_like_the_checkpoint_it_came_from(tmp_path: Path, fmt: str) -> None:
-    from adr_core.export import check_observations
+    from adr_core.evaluation import load_policy
+    from adr_core.export import check_inputs
 
     folder = exported(tmp_path, fmt)
     deployable, original = load_deployable(folder), load_deployable(tmp_path / "run")
     assert deployable.kind == fmt and deployable.task.env_id == REACHER and deployable.episode_steps == 100
-    observations = check_observations(10, count=10_000, seed=3)
+    observations = check_inputs(load_policy(tmp_path / "run"), episodes=2, seed=3)
     difference = abs(deployable.policy(observations) - original.policy(observations)).max()
     assert difference <= 1e-5
     assert deployable.policy(observations[0]).shape == (4,)

@@ -166,6 +166,32 @@ def test_an_episode_runs_at_the_control_rate_and_scores_the_measured_final_pose(
     assert json.loads(summary.to_json())["final_distance"] == summary.final_distance
 
 
+class MemoryPolicy(ScriptedPolicy):
+    """A scripted policy that also wants the episode's history, as a policy with memory does."""
+
+    def __init__(self, deployable: DeployablePolicy, pose: dict[str, float]) -> None:
+        super().__init__(deployable, pose)
+        self.calls: list[tuple[str, np.ndarray, np.ndarray | None]] = []
+
+    def begin_episode(self, obs: np.ndarray) -> None:
+        self.calls.append(("begin", np.array(obs), None))
+
+    def remember(self, obs: np.ndarray, action: np.ndarray) -> None:
+        self.calls.append(("remember", np.array(obs), np.array(action)))
+
+
+def test_a_policy_with_memory_is_told_each_episode_start_and_every_action_sent(deployable) -> None:
+    memory = MemoryPolicy(deployable, POSE)
+    runner, _ = runner_for(dataclasses.replace(deployable, policy=memory), ServoArm())
+    for episode in range(2):
+        runner.run_episode(episode, goal_at(runner, POSE), start_error=0.0)
+    kinds = [kind for kind, _, _ in memory.calls]
+    assert kinds == (["begin"] + ["remember"] * 100) * 2
+    assert np.array_equal(memory.calls[0][1], memory.observations[0])  # the episode's first observation
+    for (_, obs, action), seen in zip([c for c in memory.calls if c[0] == "remember"], memory.observations):
+        assert np.array_equal(obs, seen) and np.array_equal(action, memory.action)  # what was acted on and sent
+
+
 def test_an_arm_that_does_not_follow_is_never_a_success(deployable) -> None:
     arm = ServoArm()
     arm.frozen = True  # joint_states keep coming, the joints never move

@@ -76,14 +76,20 @@ def rollout(env: gym.Env, policy: Policy, *, params: np.ndarray, params_normaliz
     Actions are ``clip(policy(obs) + N(0, exploration_noise^2), low, high)``; a policy with an
     ``explore(obs, rng, exploration_noise)`` method (``ActorPolicy``) makes its own exploring actions instead
     (the same noise for a deterministic actor; samples of a SAC actor's Gaussian). The episode ends on
-    ``terminated`` or ``truncated`` (the env's time limit) or after ``max_steps`` steps.
+    ``terminated`` or ``truncated`` (the env's time limit) or after ``max_steps`` steps. A policy with memory
+    (``ActorPolicy`` of an actor with a history) is told where the episode starts (``begin_episode``) and which
+    action was executed at each step (``remember``).
     """
     reset_seed, noise_rng = rollout_randomness(run_seed, iteration, slot, kind)
     explore = getattr(policy, "explore", None)  # ActorPolicy: Gaussian noise, or sampling for a SAC actor
+    remember = getattr(policy, "remember", None)  # ActorPolicy: a policy with memory keeps the episode's history
     unwrapped = env.unwrapped
     if hasattr(unwrapped, "set_parameters"):
         unwrapped.set_parameters(np.asarray(params, dtype=np.float64))
     obs, info = env.reset(seed=reset_seed)
+    begin_episode = getattr(policy, "begin_episode", None)
+    if begin_episode is not None:
+        begin_episode(np.asarray(obs, dtype=np.float32))
     action_space = cast(gym.spaces.Box, env.action_space)  # every adr env acts in a Box
     low, high = action_space.low, action_space.high
     obs_list, action_list, next_list, reward_list, terminated_list = [], [], [], [], []
@@ -96,6 +102,8 @@ def rollout(env: gym.Env, policy: Policy, *, params: np.ndarray, params_normaliz
             if exploration_noise > 0.0:
                 action = action + noise_rng.normal(0.0, exploration_noise, size=action.shape)
         action = np.clip(action, low, high).astype(np.float32)
+        if remember is not None:
+            remember(np.asarray(obs, dtype=np.float32), action)
         next_obs, reward, terminated, truncated, info = env.step(action)
         obs_list.append(obs)
         action_list.append(action)

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from ..base.goal_layout import GoalLayout
+from ..base.history import HistorySpec, stack_episode
 from ..rollout import KIND_CODES, Trajectory
 from .config import AgentConfig
 from .goals import relabelled_rows, shaped_rewards
@@ -58,16 +59,22 @@ class OffPolicyAgent(ABC):
         if config.shaping_weight and goal_layout is not None and goal_layout.effector is None:
             raise ValueError("agent.shaping_weight needs an env whose goal layout names an effector")
         self.goal_layout = goal_layout
+        # a policy with memory: the networks read the observation and the last steps' (adr_core.base.history)
+        self.history = (HistorySpec.for_env(config.history_steps, self.obs_dim, self.act_dim,
+                                            goal_layout.goal if goal_layout is not None else None)
+                        if config.history_steps else None)
+        self.input_dim = self.history.input_dim if self.history is not None else self.obs_dim
         self.device = torch.device(device)
         self.generator = torch.Generator().manual_seed(int(seed))  # replay sampling and TD3 target noise
         with torch.random.fork_rng(devices=[]):  # network init from the agent's seed, global RNG untouched
             torch.manual_seed(int(seed))
             self.actor = Actor(obs_dim, act_dim, config.hidden_sizes, gaussian=self.gaussian_actor,
-                               normalize_observations=config.normalize_observations).to(self.device)
+                               normalize_observations=config.normalize_observations,
+                               history=self.history).to(self.device)
             self.actor_target = frozen_copy(self.actor)
             self._build_critics()
         self.actor_optimizer = make_adam(list(self.actor.parameters()), config.actor_lr)
-        self.replay = ReplayBuffer(obs_dim, act_dim, config.buffer_capacity, self.device, self.generator)
+        self.replay = ReplayBuffer(self.input_dim, act_dim, config.buffer_capacity, self.device, self.generator)
         self.updates_done = 0  # gradient steps taken so far; also the policy version
         self.transitions_seen = 0
         self._actor_params = list(self.actor.parameters())
@@ -103,6 +110,7 @@ class OffPolicyAgent(ABC):
 
     @torch.no_grad()
     def act(self, obs: np.ndarray) -> np.ndarray:
+        """Deterministic actions of the actor's inputs (with a history: ``input_dim`` values, e.g. a replay row)."""
         x = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self.device)
         action: np.ndarray = self.actor(x).cpu().numpy()
         return action
@@ -117,19 +125,22 @@ class OffPolicyAgent(ABC):
         if count == 0:
             return 0
         config, rewards = self.config, trajectory.rewards
+        obs, next_obs_all = trajectory.obs, trajectory.next_obs
+        if self.history is not None:  # the inputs as the policy saw them (goal and effector spans unchanged)
+            obs, next_obs_all = stack_episode(self.history, obs, trajectory.actions, next_obs_all)
         if config.shaping_weight:
             assert self.goal_layout is not None  # checked in __init__
-            rewards = shaped_rewards(rewards, trajectory.obs, trajectory.next_obs, self.goal_layout,
+            rewards = shaped_rewards(rewards, obs, next_obs_all, self.goal_layout,
                                      config.shaping_weight, config.gamma, config.shaping_target)
-        returns, next_obs, discounts = nstep_transitions(rewards, trajectory.next_obs, trajectory.terminated,
+        returns, next_obs, discounts = nstep_transitions(rewards, next_obs_all, trajectory.terminated,
                                                          config.gamma, config.n_step)
-        self.replay.add(trajectory.obs[:count], trajectory.actions[:count], returns[:count], next_obs[:count],
+        self.replay.add(obs[:count], trajectory.actions[:count], returns[:count], next_obs[:count],
                         discounts[:count])
         if config.her_future:
             assert self.goal_layout is not None
             rng = np.random.default_rng([self.seed, trajectory.iteration, trajectory.slot,
                                          KIND_CODES[trajectory.kind]])
-            rows = relabelled_rows(trajectory.obs, trajectory.actions, rewards, trajectory.next_obs,
+            rows = relabelled_rows(obs, trajectory.actions, rewards, next_obs_all,
                                    trajectory.terminated, self.goal_layout, config.her_future, config.gamma,
                                    config.n_step, rng)
             keep = np.arange(config.her_future)[:, None] * trajectory.length + np.arange(count)  # each copy's first

@@ -54,6 +54,11 @@ class AgentConfig:
                "critics see each observation feature shifted and scaled by the mean and std of the replay's rows when "
                "the first gradient step runs (the learning_starts warm-up), frozen after, clipped to +-10 std. The "
                "actor's weights carry it (checkpoints, the graph's policy messages, exports).")
+    history_steps: int = option(
+        0, "Policy with memory (not in the paper; Peng et al. 2018's pushing policies that transferred had memory): "
+           "the actor and critics read the observation and, for each of the last this many steps, that step's "
+           "observation without the goal and the action taken (adr_core.base.history); checkpoints, the graph's "
+           "weights and exports carry it, and the arm's policy runner keeps the history. 0 = memoryless (the paper).")
     td3_policy_noise: float = option(0.2, "TD3 only: std of the target policy smoothing noise.")
     td3_noise_clip: float = option(0.5, "TD3 only: clip of the target policy smoothing noise.")
     td3_policy_delay: int = option(2, "TD3 only: critic steps per actor (and target) update.")
@@ -83,6 +88,8 @@ class AgentConfig:
                              f"log 2 per dimension")
         if self.lr_schedule not in ("constant", "linear"):
             raise ValueError(f"agent.lr_schedule must be 'constant' or 'linear', got {self.lr_schedule!r}")
+        if not 0 <= self.history_steps <= 16:
+            raise ValueError(f"agent.history_steps must be in [0, 16] past steps, got {self.history_steps}")
         if not 0 <= self.her_future <= 16:
             raise ValueError(f"agent.her_future must be in [0, 16] relabelled copies per transition, got "
                              f"{self.her_future}")

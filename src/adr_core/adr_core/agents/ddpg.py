@@ -23,7 +23,7 @@ class DDPG(OffPolicyAgent):
     algorithm = "ddpg"
 
     def _build_critics(self) -> None:
-        self.critic = Critic(self.obs_dim, self.act_dim, self.config.hidden_sizes,
+        self.critic = Critic(self.input_dim, self.act_dim, self.config.hidden_sizes,
                              normalize_observations=self.config.normalize_observations).to(self.device)
         self.critic_target = frozen_copy(self.critic)
         self.critic_optimizer = make_adam(list(self.critic.parameters()), self.config.critic_lr)

@@ -18,6 +18,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..base.history import History, HistoryError, HistorySpec
+
 PAPER_HIDDEN_SIZES = (400, 300)
 OBS_CLIP = 10.0  # normalized observations are clipped to +-10 standard deviations
 OBS_STD_FLOOR = 0.01  # a feature's std is taken as at least this (HER's baselines normalizer: eps 0.01)
@@ -63,15 +65,26 @@ class Actor(ObservationNormalized):
     """Policy ``obs -> tanh(mean)`` with actions in [-1, 1] (paper: 'clip the max action ... [-1, 1]').
 
     ``gaussian=True`` adds the ``log_std`` head of a squashed Gaussian policy (SAC); ``normalize_observations=True``
-    the observation normalization (``obs_shift``, ``obs_scale``) its input goes through first.
+    the observation normalization (``obs_shift``, ``obs_scale``) its input goes through first; ``history`` makes it
+    a policy with memory: its input is the observation and the last steps' (``adr_core.base.history``), and the
+    ``history_spec`` buffer carries the description with the weights. ``obs_dim`` is the env's observation size,
+    ``input_dim`` what the network reads.
     """
 
     def __init__(self, obs_dim: int, act_dim: int, hidden_sizes: Sequence[int] = PAPER_HIDDEN_SIZES,
-                 gaussian: bool = False, normalize_observations: bool = False) -> None:
+                 gaussian: bool = False, normalize_observations: bool = False,
+                 history: HistorySpec | None = None) -> None:
         super().__init__()
         self.obs_dim, self.act_dim, self.hidden_sizes = int(obs_dim), int(act_dim), tuple(int(h) for h in hidden_sizes)
-        self._init_observation_normalization(self.obs_dim, normalize_observations)
-        self.layers = _mlp_layers(self.obs_dim, self.hidden_sizes, self.act_dim)
+        self.history = history
+        if history is not None:
+            if (history.obs_dim, history.act_dim) != (self.obs_dim, self.act_dim):
+                raise HistoryError(f"history of {history.obs_dim} -> {history.act_dim} for an actor of "
+                                   f"{self.obs_dim} -> {self.act_dim}")
+            self.register_buffer("history_spec", torch.from_numpy(history.to_vector()))
+        self.input_dim = history.input_dim if history is not None else self.obs_dim
+        self._init_observation_normalization(self.input_dim, normalize_observations)
+        self.layers = _mlp_layers(self.input_dim, self.hidden_sizes, self.act_dim)
         # a plain tuple of the same modules (a tuple is not registered: state_dict keeps its keys); slicing the
         # ModuleList builds a new ModuleList on every call, ~4 % of a SAC gradient step of 128-128 networks
         self._chain = tuple(self.layers)
@@ -168,8 +181,18 @@ def actor_from_state_dict(state: Mapping[str, torch.Tensor]) -> Actor:
     for (out_a, _), (_, in_b) in zip(shapes[:-1], shapes[1:]):
         if out_a != in_b:
             raise ActorStateError(f"actor weight shapes do not chain: {shapes}")
-    actor = Actor(obs_dim=shapes[0][1], act_dim=shapes[-1][0], hidden_sizes=[s[0] for s in shapes[:-1]],
-                  gaussian="log_std.weight" in state, normalize_observations="obs_shift" in state)
+    history = None
+    if "history_spec" in state:
+        try:
+            history = HistorySpec.from_vector(state["history_spec"].detach().cpu().numpy())
+        except HistoryError as error:
+            raise ActorStateError(f"actor weights: {error}") from None
+        if history.input_dim != shapes[0][1] or history.act_dim != shapes[-1][0]:
+            raise ActorStateError(f"actor weights: a history of {history.input_dim} inputs for a first layer of "
+                                  f"{shapes[0][1]}")
+    actor = Actor(obs_dim=shapes[0][1] if history is None else history.obs_dim, act_dim=shapes[-1][0],
+                  hidden_sizes=[s[0] for s in shapes[:-1]], gaussian="log_std.weight" in state,
+                  normalize_observations="obs_shift" in state, history=history)
     try:
         actor.load_state_dict({k: v.detach().to("cpu", torch.float32) for k, v in state.items()})
     except RuntimeError as exc:
@@ -184,10 +207,16 @@ class ActorPolicy:
     a small network; the forward pass therefore runs in numpy (float32) on copies of the weights taken here. The
     result matches the torch actor to float32 rounding; the same weights give the same actions in every process.
     Build a new ``ActorPolicy`` for new weights (``from_state_dict``): later changes to ``actor`` are not seen.
+
+    A policy with memory (the actor's ``history``) keeps the episode's history itself: ``begin_episode(obs)`` at
+    each reset and ``remember(obs, action)`` after each step (``adr_core.rollout`` calls both; both do nothing for
+    a memoryless actor); called with one plain observation it acts on the history's input, called with inputs of
+    ``input_dim`` values (a batch of recorded steps) it reads them as they are.
     """
 
     def __init__(self, actor: Actor) -> None:
         self.actor = actor.eval()
+        self._history = History(actor.history) if actor.history is not None else None
         layers = [(layer.weight.detach().to("cpu", torch.float32).numpy().T.copy(),
                    layer.bias.detach().to("cpu", torch.float32).numpy().copy())
                   for layer in cast("Iterable[nn.Linear]", actor.layers)]
@@ -209,8 +238,21 @@ class ActorPolicy:
     def gaussian(self) -> bool:
         return self.actor.gaussian
 
+    def begin_episode(self, obs: np.ndarray) -> None:
+        if self._history is not None:
+            self._history.reset(obs)
+
+    def remember(self, obs: np.ndarray, action: np.ndarray) -> None:
+        if self._history is not None:
+            self._history.push(obs, action)
+
     def _features(self, obs: np.ndarray) -> np.ndarray:
         x = np.asarray(obs, dtype=np.float32)
+        if self._history is not None and x.shape[-1] != self.actor.input_dim:
+            if x.ndim != 1:
+                raise HistoryError(f"a policy with memory takes one observation at a time or inputs of "
+                                   f"{self.actor.input_dim} values, got shape {x.shape}")
+            x = self._history.input(x)
         if self._normalization is not None:
             shift, scale = self._normalization
             x = np.clip((x - shift) * scale, -OBS_CLIP, OBS_CLIP)

@@ -31,7 +31,7 @@ class SAC(OffPolicyAgent):
     gaussian_actor = True
 
     def _build_critics(self) -> None:
-        self.critic = EnsembleCritic(self.obs_dim, self.act_dim, self.config.hidden_sizes, members=2,
+        self.critic = EnsembleCritic(self.input_dim, self.act_dim, self.config.hidden_sizes, members=2,
                                      normalize_observations=self.config.normalize_observations).to(self.device)
         self.critic_target = frozen_copy(self.critic)
         self.critic_optimizer = make_adam(list(self.critic.parameters()), self.config.critic_lr)

@@ -25,8 +25,8 @@ class TD3(OffPolicyAgent):
     def _build_critics(self) -> None:
         hidden = self.config.hidden_sizes
         norm = self.config.normalize_observations
-        self.critic1 = Critic(self.obs_dim, self.act_dim, hidden, normalize_observations=norm).to(self.device)
-        self.critic2 = Critic(self.obs_dim, self.act_dim, hidden, normalize_observations=norm).to(self.device)
+        self.critic1 = Critic(self.input_dim, self.act_dim, hidden, normalize_observations=norm).to(self.device)
+        self.critic2 = Critic(self.input_dim, self.act_dim, hidden, normalize_observations=norm).to(self.device)
         self.critic1_target, self.critic2_target = frozen_copy(self.critic1), frozen_copy(self.critic2)
         critic_params = list(self.critic1.parameters()) + list(self.critic2.parameters())
         self.critic_optimizer = make_adam(critic_params, self.config.critic_lr)

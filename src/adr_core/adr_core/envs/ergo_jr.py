@@ -161,7 +161,7 @@ class ErgoArmEnv:
     np_random: np.random.Generator  # gymnasium.Env's
 
     def _init_arm(self, render_mode: str | None, size: tuple[int, int], base_position: Sequence[float],
-                  actuated: Sequence[str], held: Sequence[str]) -> ErgoJrSim:
+                  actuated: Sequence[str], held: Sequence[str], frame_skip: int) -> ErgoJrSim:
         """The render settings, a fresh simulated arm, and the indices of its actuated and held joints."""
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
@@ -170,7 +170,8 @@ class ErgoArmEnv:
         self.sim = ErgoJrSim(base_position)
         self._actuated = [self.sim.joint(m) for m in actuated]
         self._held = [self.sim.joint(m) for m in held]
-        self._sim_to_real = SimToReal(actuated)  # attached to the space once the env has one
+        self._frame_skip = int(frame_skip)
+        self._sim_to_real = SimToReal(actuated, frame_skip)  # attached to the space once the env has one
         return self.sim
 
     def _start_servos(self, start: list[float], held_gain: float, held_max_torque: float) -> None:
@@ -180,14 +181,21 @@ class ErgoArmEnv:
         self._sim_to_real.reset(start)
         self.sim.command(self._actuated, start, self._gains, self._max_torques, self._sim_to_real.max_speed)
 
-    def _command_servos(self, targets: list[float]) -> None:
-        """The policy's servo targets, through the sim-to-real effects when the space has any."""
+    def _actuate(self, targets: list[float]) -> None:
+        """One control step: the policy's servo targets (through the sim-to-real effects when the space has any),
+        then ``frame_skip`` physics steps."""
         effects = self._sim_to_real
-        if effects.present:
-            self.sim.command(self._actuated, effects.targets(targets), self._gains, self._max_torques,
-                             effects.max_speed)
-        else:
+        if not effects.present:
             self.sim.command(self._actuated, targets, self._gains, self._max_torques)
+            self._physics(self._frame_skip)
+            return
+        for effective, steps in effects.segments(targets):
+            self.sim.command(self._actuated, effective, self._gains, self._max_torques, effects.max_speed)
+            self._physics(steps)
+
+    def _physics(self, steps: int) -> None:
+        """``steps`` physics steps (an env that senses something between them overrides this)."""
+        self.sim.step(steps)
 
     def _read_actuated(self) -> tuple[list[float], list[float]]:
         """Actuated joint angles (with the sensor noise of the space, if any) and velocities."""

@@ -14,7 +14,9 @@ over the puck from one at the puck except through the joint angles.)
 Action (4, [-1, 1]): servo targets of m1, m2, m3, m5, scaled to +-pi/2. 4 physics steps of 1/240 s, 100 steps.
 Reward: -||puck - goal|| (m, in the table plane). Info (every step): ``distance`` (puck-goal), ``final_distance``
 (the same value). Solved: final distance < 0.025 m (1/8 of the ~0.2 m puck workspace, like Pusher-3DOF's 0.25 m
-in its 2 m arena). Servos use the default gains/torques of config/spaces/ErgoReacher-v0.yaml (not randomized here).
+in its 2 m arena). Servos use the default gains/torques of config/spaces/ErgoReacher-v0.yaml unless the space has
+per-joint ``<joint>_gain`` / ``<joint>_max_torque`` dimensions (an identified arm's); with ``puck_latency`` /
+``puck_noise`` / ``puck_period`` the observed puck comes from a camera tracker's model (sim_to_real.py).
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from .ergo_jr import JOINT_NAMES, PHYSICS_DT, ErgoArmEnv
 from .ergo_jr import SOLVED_DISTANCE as SOLVED_DISTANCE  # each env module names its solved threshold
 from .quiet_pybullet import import_pybullet
 from .randomized import RandomizedEnvMixin
-from .sim_to_real import sim_to_real_dimensions
+from .sim_to_real import GAIN_SUFFIX, MAX_TORQUE_SUFFIX, PuckTracker, sim_to_real_dimensions
 
 pb = import_pybullet()
 
@@ -119,9 +121,11 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
 
     def __init__(self, render_mode: str | None = None, space: RandomizationSpace | str | None = None,
                  width: int = 320, height: int = 320) -> None:
-        sim = self._init_arm(render_mode, (width, height), BASE_POSITION, ACTUATED, HELD)
+        sim = self._init_arm(render_mode, (width, height), BASE_POSITION, ACTUATED, HELD, FRAME_SKIP)
         cid = sim.client
-        self._gains, self._max_torques = _servo_defaults(ACTUATED)
+        self._servo_defaults = _servo_defaults(ACTUATED)
+        self._gains, self._max_torques = (list(v) for v in self._servo_defaults)
+        self._tracker = PuckTracker(PHYSICS_DT)
         self._table, self._puck = add_table_and_puck(cid)
         self._goal_marker = sim.add_marker(0.012, (0.15, 0.75, 0.25, 1.0))
         self._initial_state = sim.save()
@@ -132,13 +136,23 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         self._obs_scale = np.array([1 / ACTION_SCALE] * n + [1 / VELOCITY_SCALE] * n + [1.0] * 9, dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, (len(ACTUATED),), dtype=np.float32)
         self.observation_space = spaces.Box(-np.inf, np.inf, (OBS_SIZE,), dtype=np.float32)
-        self._init_randomization(space, ENV_ID, (FRICTIONLOSS, DAMPING), sim_to_real_dimensions(ACTUATED))
+        self._init_randomization(space, ENV_ID, (FRICTIONLOSS, DAMPING),
+                                 sim_to_real_dimensions(ACTUATED, servo=True, puck=True))
         self._sim_to_real.attach(self.randomization_space)
+        self._tracker.attach(self.randomization_space)
 
     def _apply_parameters(self, values: np.ndarray) -> None:
         set_puck_damping(self.sim.client, self._puck, self._param(values, DAMPING))
         self._puck_friction = self._param(values, FRICTIONLOSS)
-        self._sim_to_real.set(lambda name, absent: self._param(values, name, absent))
+
+        def param(name: str, absent: float) -> float:
+            return self._param(values, name, absent)
+
+        self._sim_to_real.set(param)
+        self._tracker.set(param)
+        gains, torques = self._servo_defaults  # an identified arm's servos when the space has them
+        self._gains = [param(f"{j}{GAIN_SUFFIX}", g) for j, g in zip(ACTUATED, gains)]
+        self._max_torques = [param(f"{j}{MAX_TORQUE_SUFFIX}", t) for j, t in zip(ACTUATED, torques)]
 
     def _command_puck_friction(self) -> None:
         command_puck_friction(self.sim.client, self._puck, self._puck_friction)
@@ -162,6 +176,8 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         sim.set_joint_angles(sim.joint_indices, np.zeros(len(JOINT_NAMES)))
         sim.set_joint_angles(self._actuated, start)
         self._start_servos(start.tolist(), HELD_GAIN, HELD_MAX_TORQUE)
+        if self._tracker.present:
+            self._tracker.reset((float(puck[0]), float(puck[1])), rng)
         sim.move_marker(self._goal_marker, self._goal)
         sim.end_effector_position()  # bring link, collision and render transforms to the new pose
         obs = self._observation()
@@ -174,20 +190,29 @@ class ErgoPusherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         return np.array([radius * math.sin(angle), -radius * math.cos(angle)])
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        targets = self.sim.scaled_targets(action, ACTION_SCALE)
-        self._command_servos(targets)
-        self.sim.step(FRAME_SKIP)
+        self._actuate(self.sim.scaled_targets(action, ACTION_SCALE))
         obs = self._observation()
         distance = self._distance
         return obs, -distance, False, False, {"distance": distance, "final_distance": distance}
+
+    def _physics(self, steps: int) -> None:
+        if not self._tracker.present:
+            self.sim.step(steps)
+            return
+        client, puck, tracker, rng = self.sim.client, self._puck, self._tracker, self.np_random
+        for _ in range(steps):
+            pb.stepSimulation(physicsClientId=client)
+            tracker.after_physics_step(puck_state(client, puck)[0], rng)
 
     def _observation(self) -> np.ndarray:
         sim = self.sim
         angles, velocities = self._read_actuated()
         (px, py), (vx, vy) = puck_state(sim.client, self._puck)
-        tip = sim.end_effector_position()
         gx, gy = self._goal_xy
-        self._distance = math.hypot(px - gx, py - gy)
+        self._distance = math.hypot(px - gx, py - gy)  # the task's distance: the true puck, never the tracker's
+        if self._tracker.present:
+            (px, py), (vx, vy) = self._tracker.reading()
+        tip = sim.end_effector_position()
         obs = np.array(angles + velocities + [tip[0], tip[1], tip[2], px, py, vx, vy, gx, gy], dtype=np.float32)
         obs *= self._obs_scale
         return obs

@@ -46,7 +46,7 @@ class ErgoReacherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
 
     def __init__(self, render_mode: str | None = None, space: RandomizationSpace | str | None = None,
                  width: int = 320, height: int = 320) -> None:
-        self._init_arm(render_mode, (width, height), BASE_POSITION, ACTUATED, HELD)
+        self._init_arm(render_mode, (width, height), BASE_POSITION, ACTUATED, HELD, FRAME_SKIP)
         self.sim.add_floor()
         self._goal_marker = self.sim.add_marker(0.01, (0.9, 0.15, 0.15, 1.0))
         self._initial_state = self.sim.save()
@@ -84,9 +84,7 @@ class ErgoReacherEnv(RandomizedEnvMixin, ErgoArmEnv, gym.Env):
         return self._observation(), {"parameters": parameters, "distance": distance, "final_distance": distance}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        targets = self.sim.scaled_targets(action, ACTION_SCALE)
-        self._command_servos(targets)
-        self.sim.step(FRAME_SKIP)
+        self._actuate(self.sim.scaled_targets(action, ACTION_SCALE))
         distance = self._distance()
         return self._observation(), -distance, False, False, {"distance": distance, "final_distance": distance}
 

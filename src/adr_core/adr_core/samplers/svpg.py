@@ -26,7 +26,6 @@ from .base import Sampler, SamplerError
 from .particles import ParticleEnsemble, flatten_per_particle, gaussian_log_prob, unflatten_per_particle
 from .stein import stein_direction
 
-
 # Largest reward magnitude accepted: the discriminator's rewards are mean log-probabilities (<= log 2 with the
 # published code's offset); anything near this is a broken or hostile message, not a reward.
 REWARD_LIMIT = 1e4

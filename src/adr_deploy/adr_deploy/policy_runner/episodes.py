@@ -235,7 +235,9 @@ class PolicyRunner:
             aborted = self.place_puck(goal.puck_start)
             self.state = f"episode {index + 1}"
         pacer = Pacer(self.clock, task.control_period_s)  # after the placement: its first tick is the first step
-        for _ in range(0 if aborted else steps):
+        begin_episode = getattr(policy, "begin_episode", None)  # a policy with memory keeps the episode's history
+        remember = getattr(policy, "remember", None)
+        for step in range(0 if aborted else steps):
             now = self.clock.now()
             joints, puck, aborted = self._feedback(now)
             if aborted:
@@ -245,7 +247,11 @@ class PolicyRunner:
             max_age = max(max_age, age)
             tip = self.kinematics.tip(joints.positions)
             obs = build_observation(task, joints, goal_observed, tip if task.needs_puck else None, puck)
+            if step == 0 and begin_episode is not None:
+                begin_episode(obs)
             action = clipped_action(policy(obs), task.act_dim)
+            if remember is not None:
+                remember(obs, action)
             self.arm.send(joint_targets(task, action, self._joint_order(joints)))
             send_times.append(self.clock.now())
             log.add(send_times[-1] - send_times[0], age, self._distance(goal, tip, puck), obs, action,

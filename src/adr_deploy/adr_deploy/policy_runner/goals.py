@@ -84,7 +84,8 @@ class RandomGoals:
         from adr_core.envs import make_env
 
         self._task, self._policy, self._space, self._seed = task, policy, space, seed
-        self._env = make_env(task.env_id, max_episode_steps=episode_steps)
+        # the policy's own space (an identified arm's, say): its reference point is the simulator it compares with
+        self._env = make_env(task.env_id, max_episode_steps=episode_steps, space=space)
         self.prompt = "drawing a goal like the training distribution"
 
     def next_goal(self, episode: int) -> Goal:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.base.history import History, HistoryError, HistorySpec
 from adr_core.randomization import RandomizationError, RandomizationSpace
 
 from .errors import DeployError
@@ -51,12 +52,36 @@ class OnnxPolicy:
             raise DeployError("an ONNX policy needs onnxruntime (pip install onnxruntime; requirements/deploy.txt)") \
                 from None
         self.session = onnxruntime.InferenceSession(str(program), providers=["CPUExecutionProvider"])
+        width = self.session.get_inputs()[0].shape[-1]
+        self.input_width = width if isinstance(width, int) else None  # None: a symbolic size
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         x = np.asarray(obs, dtype=np.float32)
         single = x.ndim == 1
         out = self.session.run(None, {"observation": x[None] if single else x})[0]
         return np.asarray(out[0] if single else out)
+
+
+class WithHistory:
+    """An exported program of a policy with memory (its input: the observation and the last steps', as
+    ``adr_core.base.history`` lays it out) and the episode's history, which the runner keeps: ``begin_episode`` at
+    the episode's first observation, ``remember`` after each command (what ``ActorPolicy`` does for a checkpoint)."""
+
+    def __init__(self, program: Policy, spec: HistorySpec) -> None:
+        self.program, self.spec = program, spec
+        self.history = History(spec)
+
+    def begin_episode(self, obs: np.ndarray) -> None:
+        self.history.reset(obs)
+
+    def remember(self, obs: np.ndarray, action: np.ndarray) -> None:
+        self.history.push(obs, action)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        x = np.asarray(obs, dtype=np.float32)
+        if x.ndim == 1 and x.shape[0] == self.spec.obs_dim:
+            x = self.history.input(x)
+        return self.program(x)
 
 
 def load_deployable(path: str | Path) -> DeployablePolicy:
@@ -105,16 +130,45 @@ def _load_export(spec_path: Path) -> DeployablePolicy:
         space = RandomizationSpace.from_dict(spec["space"])
     except (KeyError, RandomizationError) as error:
         raise DeployError(f"{spec_path}: no usable randomization space ({error})") from None
+    history = _history_of(spec, spec_path, task)
+    input_dim = history.input_dim if history is not None else task.obs_dim
     kind = str(spec.get("program_format"))
     if kind == "onnx":
-        policy: Policy = OnnxPolicy(program)
+        onnx = OnnxPolicy(program)
+        if onnx.input_width is not None and onnx.input_width != input_dim:
+            memory = f" and {history.steps} steps of history)" if history is not None else ", no history)"
+            raise DeployError(f"{program} reads {onnx.input_width} values per step but {spec_path} describes "
+                              f"{input_dim} ({task.obs_dim} observations{memory}")
+        policy: Policy = onnx
     elif kind == "torchscript":
         policy = _torchscript_policy(program)
     else:
         raise DeployError(f"{spec_path}: program_format {kind!r}; this runner reads onnx and torchscript")
+    if history is not None:
+        policy = WithHistory(policy, history)
     steps = int(spec.get("max_episode_steps") or _env_episode_steps(task.env_id))
     return DeployablePolicy(program.resolve(), kind, task.env_id, space, task, policy, steps,
                             f"{kind} export of {spec.get('source')} ({spec.get('agent_steps')} agent steps)")
+
+
+def _history_of(spec: dict, spec_path: Path, task: DeployTask) -> HistorySpec | None:
+    """The spec's observation history (None: a memoryless policy), checked against the task and the spec's input."""
+    described = spec.get("history")
+    input_dim = spec.get("input_dim", task.obs_dim)
+    if described is None:
+        if input_dim != task.obs_dim:
+            raise DeployError(f"{spec_path}: the program reads {input_dim} values per step but the spec names no "
+                              f"history; {task.env_id} observations have {task.obs_dim}")
+        return None
+    try:
+        history = HistorySpec.from_json(described)
+    except HistoryError as error:
+        raise DeployError(f"{spec_path}: {error}") from None
+    if (history.obs_dim, history.act_dim) != (task.obs_dim, task.act_dim) or input_dim != history.input_dim:
+        raise DeployError(f"{spec_path}: its history ({history.steps} steps of {history.obs_dim} observations and "
+                          f"{history.act_dim} actions: {history.input_dim} inputs) does not match the spec's "
+                          f"{input_dim} inputs or {task.env_id}'s {task.obs_dim} -> {task.act_dim}")
+    return history
 
 
 def _torchscript_policy(program: Path) -> Policy:
