@@ -3,6 +3,7 @@ trained policy on the same start states (issue 42, results/pushers/diagnosis.md)
 
     python -m experiments.pusher_diagnosis planner --env adr/Pusher3DOF-v0 --seeds 10000 10100 --out d/pu_planner.csv
     python -m experiments.pusher_diagnosis scripted --env adr/ErgoPusher-v0 --seeds 10000 10200 --out d/ep_script.csv
+    python -m experiments.pusher_diagnosis scripted --space runs/identify/identified.yaml ... (an identified arm)
     python -m experiments.pusher_diagnosis policy --run runs/x --seeds 10000 10200 --out d/pu_policy.csv
     python -m experiments.pusher_diagnosis figure d/pu_policy.csv d/pu_planner.csv --out d/pu_states.png
     python -m experiments.pusher_diagnosis paths --run runs/x --seeds 10002 10011 10004 --out d/pu_paths.png
@@ -175,8 +176,8 @@ def start_state(env: Any) -> tuple[float, float, float, float]:
 Final = Callable[[Any, np.ndarray], float]  # (env just reset, its first observation) -> final distance
 
 
-def episode_rows(env_id: str, seeds: Sequence[int], final: Final) -> list[dict[str, float]]:
-    env = make_env(env_id)
+def episode_rows(env_id: str, seeds: Sequence[int], final: Final, space: str | None = None) -> list[dict[str, float]]:
+    env = make_env(env_id) if space is None else make_env(env_id, space=space)  # at the space's reference point
     rows = []
     for seed in seeds:
         obs, _ = env.reset(seed=int(seed))
@@ -297,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--run", type=Path, required=True, help="run directory (or checkpoint) of the policy")
         else:
             p.add_argument("--env", default="adr/Pusher3DOF-v0" if name == "planner" else "adr/ErgoPusher-v0")
+        if name == "scripted":
+            p.add_argument("--space", default=None, help="a space YAML (e.g. adr-identify's identified.yaml): the "
+                                                         "episodes run at its reference point (the arm's servos)")
     p = sub.add_parser("paths")
     p.add_argument("--run", type=Path, required=True)
     p.add_argument("--seeds", type=int, nargs="+", required=True)
@@ -329,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
             script.reset()
             return run_policy(lambda _obs: script.act())(env, obs)
 
-        rows = episode_rows(args.env, seeds, scripted_final)
+        rows = episode_rows(args.env, seeds, scripted_final, args.space)
     else:
         from adr_core.evaluation import load_policy
 

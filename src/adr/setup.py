@@ -23,6 +23,7 @@ setup(
     entry_points={
         "console_scripts": [
             "adr_launch = adr.launcher:main",
+            "adr-identify = adr.identify_cli:main",
             "adr_monitor = adr.monitor:main",
             "adr_record = adr.recorder:main",
         ],

@@ -33,6 +33,7 @@ EXTRAS = {
     "tensorboard": ["tensorboard>=2.15"],
     "samplers": ["scikit-learn>=1.3"],  # the alp_gmm sampler's Gaussian mixtures
     "cluster": ["ray>=2.9"],  # campaigns of whole runs on a Ray cluster (the experiment drivers' --backend ray)
+    "identify": ["cma>=3.3", "pybullet>=3.2.6"],  # adr_core.identify's fits of an arm's servo model
 }
 EXTRAS["all"] = sorted({requirement for group in EXTRAS.values() for requirement in group})
 

@@ -17,5 +17,6 @@ setup(
     description="Zero-shot deployment of trained Ergo policies on the Poppy Ergo Jr (the policy runner node).",
     license="MIT",
     entry_points={"console_scripts": ["policy_runner = adr_deploy.policy_runner_node:main",
+                                     "arm_identifier = adr_deploy.identifier_node:main",
                                      "adr-deploy-report = adr_deploy.real_report:main"]},
 )

@@ -160,3 +160,73 @@ def test_a_policy_at_85_percent_rarely_stops_and_one_at_97_percent_stops_quickly
     assert rate <= bound + 3 * (bound * (1 - bound) / len(runs)) ** 0.5
     quick = [first_stop(0.97, seed, 5) for seed in range(200)]
     assert sum(k is not None and k <= 2 for k in quick) >= 0.95 * len(quick)  # P[pass] = 0.81 per check
+
+
+class Synthetic:
+    """A policy known only by its solved rate per setting: reference, over the training range, on the hard end.
+    Episodes are solved with those probabilities (a fixed stream per part and chunk)."""
+
+    def __init__(self, reference: float, range_rate: float, hard: float) -> None:
+        self.rates = {"reference": reference, "range": range_rate, "hard": hard}
+        self.played = {"reference": 0, "range": 0, "hard": 0}
+
+    def _episodes(self, part: str, chunk: int, episodes: int):
+        self.played[part] += episodes
+        solved = np.random.default_rng([list(self.rates).index(part), chunk]).random(episodes) < self.rates[part]
+        return np.where(solved, 250.0, 0.0), solved
+
+    def reference(self, weights):
+        return lambda chunk, episodes: self._episodes("reference", chunk, episodes)
+
+    def parts(self, weights):
+        return lambda part, chunk, episodes: self._episodes(part, chunk, episodes)
+
+
+def range_stop(tmp_path, policy, **rule):
+    rule = StopRule(every_steps=100, confirm_episodes=50, confirm_solved_fraction=0.96, **rule)
+    return EarlyStop(tmp_path, "adr/LunarLander-v0", rule, scorer=policy.reference, part_scorer=policy.parts)
+
+
+def test_the_range_aware_stop_refuses_a_policy_that_lands_at_the_reference_but_fails_the_hard_end(tmp_path):
+    lander = Synthetic(reference=1.0, range_rate=0.9, hard=0.3)
+    stop = range_stop(tmp_path, lander, hard_episodes=40, hard_solved_fraction=0.85)
+    assert not any(stop.maybe_check(100 * k, {}) for k in range(1, 6))  # five checks, none stops it
+    assert lander.played["hard"] > 0  # ... because of the hard end: the reference passed every time
+    with (tmp_path / EARLY_STOP_FILE).open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert all(float(r["solved_fraction"]) == 1.0 and float(r["hard_solved_fraction"]) < 0.85 for r in rows)
+    # the same reference-only rule would have stopped it at the first check
+    assert range_stop(tmp_path / "ref_only", Synthetic(1.0, 0.9, 0.3)).maybe_check(100, {})
+
+
+def test_the_range_aware_stop_stops_a_policy_that_solves_the_range_and_confirms_it(tmp_path):
+    lander = Synthetic(reference=1.0, range_rate=1.0, hard=0.99)
+    stop = range_stop(tmp_path, lander, hard_episodes=40, hard_solved_fraction=0.85, range_episodes=20,
+                      range_solved_fraction=0.9)
+    assert stop.maybe_check(100, {})
+    assert lander.played == {"reference": 80, "range": 40, "hard": 80}  # check + confirmation of each part
+    assert "over the hard range" in stop.describe() and "over the training range" in stop.describe()
+
+
+@pytest.mark.parametrize("key, value", [("early_stop_range_solved_fraction", 1.5),
+                                        ("early_stop_hard_solved_fraction", -0.1),
+                                        ("early_stop_hard_episodes", -3), ("early_stop_range_episodes", 5000)])
+def test_bad_range_stop_settings_are_refused_naming_the_key(key, value):
+    with pytest.raises(ConfigError, match=key):
+        TrainConfig.from_dict({"env_id": "adr/LunarLander-v0", key: value})
+
+
+def test_the_range_check_plays_real_episodes_over_the_hard_end(tmp_path):
+    """The default part scorer: points within 'hard' (engines 8-11) and over the training range, one episode each."""
+    from adr_core.agents.networks import Actor
+
+    weights = Actor(8, 2, (16, 16)).state_dict()
+    stop = EarlyStop(None, "adr/LunarLander-v0", StopRule(every_steps=1, hard_episodes=3, range_episodes=2),
+                     max_episode_steps=30)
+    score = stop._range_scorer(weights)
+    returns, solved = score("hard", 0, 3)
+    assert returns.shape == solved.shape == (3,) and not solved.any()  # 30 steps cannot land
+    again, _ = score("hard", 0, 3)
+    np.testing.assert_array_equal(returns, again)  # the chunk's points and initial states are fixed
+    other, _ = score("range", 0, 2)
+    assert other.shape == (2,)

@@ -25,7 +25,7 @@ ROSDEP_KEYS = {"numpy": "python3-numpy", "yaml": "python3-yaml", "serial": "pyth
                "gymnasium": "python3-gymnasium-pip", "mujoco": "python3-mujoco-pip",
                "pybullet": "python3-pybullet-pip", "onnxruntime": "python3-onnxruntime-pip",
                "rosbags": "python3-rosbags-pip"}
-PIP_ONLY = {"pypot"}  # no rosdep key: installed from requirements/python.txt (README, apt section)
+PIP_ONLY = {"pypot", "cma"}  # no rosdep key: installed from requirements/python.txt (README, apt section)
 OPTIONAL = {
     ("adr_core", "stable_baselines3"): "adr_core.integrations.sb3 only, an optional extra (make bench-setup)",
     ("adr_deploy", "torch"): "only for .pt checkpoints; the ONNX path runs without torch (deploy-only install)",

@@ -196,12 +196,16 @@ def test_outcome_lines_state_the_reference_and_the_solved_share_at_every_sweep_p
     low, high = wilson_interval(int(outcomes.solved.sum()), 6)
     assert (f"solved {100 * reference['solved_fraction']:.0f}% (95% CI {100 * low:.0f}-{100 * high:.0f}%, "
             f"6 episodes)") in line
-    cells = line.split("solved by main_engine_power: ")[1].split(", ")
-    expected = [f"{p[0]:.4g}: {100 * v:.0f}%" for p, v in zip(evaluation.sweep.grid.points,
-                                                             evaluation.sweep.solved_fraction())]
+    cells = line.split("solved by main_engine_power: ")[1].split("; ")[0].split(", ")
+    points, solved = evaluation.sweep.grid.points, evaluation.sweep.solved_fraction()
+    expected = [f"{p[0]:.4g}: {100 * v:.0f}%" for p, v in zip(points, solved)]
     assert cells == expected and len(cells) == 4  # OPTIONS.points
+    hard = (points[:, 0] >= 8) & (points[:, 0] <= 11)  # the range's means, from the same sweep points
+    assert (f"mean over the training range 8-20 {100 * solved.mean():.0f}%, hard end 8-11 "
+            f"{100 * solved[hard].mean():.0f}%") in line
     pusher_line = next(x for x in lines if "Pusher" in x)
     assert "solved over the grid" in pusher_line and "least at (" in pusher_line
+    assert "final distance quartiles" in pusher_line and "within 0.05:" in pusher_line  # a fifth of 0.25 m
     assert "Outcome (final policy)" in report.markdown.read_text()
 
 

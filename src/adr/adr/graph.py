@@ -486,10 +486,53 @@ def _deploy_bag_dir(args: Mapping[str, str]) -> Path:
     return run_dir / f"deploy_bag_{time.strftime('%Y%m%d-%H%M%S')}"
 
 
+IDENTIFY_ARM_ARGUMENTS = (
+    Argument("env", "adr/ErgoPusher-v0", "the task whose arm is identified: its actuated joints are excited and the "
+             "identified space is for it", ("adr/ErgoPusher-v0", "adr/ErgoReacher-v0")),
+    Argument("log_dir", "", "folder the identification log is written to (required; adr-identify fits it)"),
+    Argument("repeats", "2", "times the whole excitation is played (about 38 s each; the fit's repeats)", kind=int,
+             bounds=(1, 10)),
+    *(argument for argument in DEPLOY_REAL_ARGUMENTS
+      if argument.name in ("port", "connect_timeout", "dry_run", "driver_rate", "max_speed", "key_file")),
+    DDS_INTERFACES,
+)
+
+
+def driver_default_speed() -> float:
+    """The driver's moving speed when ``max_speed:=`` is empty (its packaged configuration)."""
+    from poppy_driver.config import load_config
+
+    return float(load_config().safety.max_speed)
+
+
+def _identify_arm(args: Mapping[str, str]) -> list[NodeSpec]:
+    if not args["log_dir"]:
+        raise ValueError("log_dir:= is required (the folder the identification log is written to)")
+    log_dir = Path(args["log_dir"]).resolve()
+    if log_dir.exists() and any(log_dir.iterdir()):
+        raise ValueError(f"identify_arm: log_dir:={args['log_dir']} is not empty; choose a new folder")
+    key_file = deploy_key(args)
+    driver: dict[str, Any] = {"rate": float(args["driver_rate"]), "connect_timeout": float(args["connect_timeout"]),
+                              "key_file": key_file}
+    if args["dry_run"] == "true":
+        driver["simulator"] = "dummy"
+    if args["port"]:
+        driver["port"] = args["port"]
+    speed = float(args["max_speed"]) if args["max_speed"] else driver_default_speed()
+    if args["max_speed"]:
+        driver["max_speed"] = speed
+    identifier = {"env_id": args["env"], "log_dir": str(log_dir), "repeats": int(args["repeats"]),
+                  "driver": "poppy_driver", "key_file": key_file, "max_speed": speed}
+    return [NodeSpec("poppy_driver", "poppy_driver", "poppy_driver", driver, required=True),
+            NodeSpec("adr_deploy", "arm_identifier", "arm_identifier", identifier, required=True)]
+
+
 GRAPHS: dict[str, Graph] = {
     "train_sim": Graph("train_sim", "ADR training in simulation", TRAIN_SIM_ARGUMENTS, _train_sim),
     "deploy_real": Graph("deploy_real", "a trained Ergo policy on the Poppy Ergo Jr (or a dry run)",
                          DEPLOY_REAL_ARGUMENTS, _deploy_real),
+    "identify_arm": Graph("identify_arm", "an excitation of the Poppy Ergo Jr's joints, logged for adr-identify",
+                          IDENTIFY_ARM_ARGUMENTS, _identify_arm),
 }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from typing import Protocol
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PointStamped
@@ -37,10 +38,19 @@ SERVICE_TIMEOUT_S = 10.0
 POLL_S = 0.05
 
 
+class Recorder(Protocol):
+    """Gets every accepted reading with its stamps on the node's (ROS) clock, in seconds (``adr-identify``'s log)."""
+
+    def state(self, stamp_s: float, reading: JointReading) -> None: ...
+
+    def puck(self, received_s: float, captured_s: float, x: float, y: float) -> None: ...
+
+
 class DriverLink:
     def __init__(self, node: Node, task: DeployTask, driver: str, frames: tuple[str, str],
-                 stop: threading.Event, signing: RunSigning | None = None) -> None:
+                 stop: threading.Event, signing: RunSigning | None = None, recorder: Recorder | None = None) -> None:
         self._node, self._task, self._frames, self._stop, self._signing = node, task, frames, stop, signing
+        self._recorder = recorder
         self._lock = threading.Lock()
         self._joints: JointReading | None = None
         self._puck = PuckTrack()
@@ -147,6 +157,8 @@ class DriverLink:
             return
         with self._lock:
             self._joints = reading
+        if self._recorder is not None:
+            self._recorder.state(Time.from_msg(msg.header.stamp).nanoseconds * 1e-9, reading)
 
     def _on_arm_state(self, msg: ArmState) -> None:
         assert self._signing is not None
@@ -188,3 +200,5 @@ class DriverLink:
         stamp = Time.from_msg(msg.header.stamp).nanoseconds * 1e-9
         with self._lock:
             self._puck.update(position[0], position[1], stamp or now, now)
+        if self._recorder is not None:
+            self._recorder.puck(self._node.get_clock().now().nanoseconds * 1e-9, stamp, position[0], position[1])

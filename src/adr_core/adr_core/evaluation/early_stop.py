@@ -1,5 +1,6 @@
-"""Stop a run once its deterministic policy solves the reference setting (stable-baselines3's
-``StopTrainingOnRewardThreshold``, with the success rule of the env instead of a return alone).
+"""Stop a run once its deterministic policy solves the reference setting, and (when asked) the randomized range it
+trains on (stable-baselines3's ``StopTrainingOnRewardThreshold``, with the success rule of the env instead of a
+return alone).
 
     stop = EarlyStop(run_dir, env_id, every_steps=10_000, episodes=30, solved_fraction=0.95)
     ... after each completed iteration:
@@ -21,6 +22,13 @@ does not, so a stop needs an unbiased pass: a policy whose true solved rate is p
 P[Binomial(confirm_episodes, 1 - p) <= failures allowed] at most, whatever happened on the fixed set
 (docs/algorithm.md, "Early stop": 50 episodes, <= 2 failures -> 1.4 % at p = 0.85 per check).
 
+**The randomized range** (``range_episodes``, ``hard_episodes`` > 0): a check that meets the reference rule also plays
+``range_episodes`` episodes at points drawn uniformly over the space's training range and ``hard_episodes`` at points
+drawn uniformly within its named range ``hard`` (the env's hard end: LunarLander's engines 8-11), each needing its own
+solved fraction; the confirmation replays both on fresh points and initial states. A policy that lands at the
+reference but fails on the hard end does not stop the run. Range points come from the chunk's own seed stream
+(``RANGE_SEED_BASE``), one point per episode.
+
 The check is part of training: its time is training time (``last_seconds``; the trainers add it to wall_time_s), not
 excluded like the learning-curve evaluation. Each check appends a row to ``<run_dir>/early_stop.csv``; a resumed run
 keeps the rows up to its checkpoint and is already done when the last kept row met the rule.
@@ -28,6 +36,7 @@ keeps the rows up to its checkpoint and is already done when the last kept row m
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -42,12 +51,18 @@ from ..randomization import RandomizationSpace, space_of
 EARLY_STOP_FILE = "early_stop.csv"
 CHUNK = 10
 SEED_BASE = 1_000_001
+RANGE_SEED_BASE = 3_000_001  # the range parts' points and initial states (no other evaluation uses these seeds)
 CONFIRM_CHUNKS, CONFIRM_STRIDE = 1_000, 100  # the k-th check's confirmation: chunks 1000 + 100 k, ...
+PARTS = ("range", "hard")  # the randomized parts of a check, beside the reference
 COLUMNS = ("agent_steps", "wall_time_s", "check_s", "episodes", "solved_fraction", "return_mean",
-           "confirm_episodes", "confirm_solved_fraction", "confirm_return_mean", "met")
+           "confirm_episodes", "confirm_solved_fraction", "confirm_return_mean", "met",
+           "range_solved_fraction", "hard_solved_fraction", "confirm_range_solved_fraction",
+           "confirm_hard_solved_fraction")
 
 # (chunk index, episodes) -> (returns, solved) of that many deterministic reference episodes
 Scorer = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+# (part: "range" or "hard", chunk index, episodes) -> (returns, solved) at that many points of the part
+PartScorer = Callable[[str, int, int], tuple[np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -58,13 +73,20 @@ class StopRule:
     return_mean: float | None = None
     confirm_episodes: int = 0  # 0: no confirmation
     confirm_solved_fraction: float | None = None  # None: solved_fraction
+    range_episodes: int = 0  # 0: the training range is not checked
+    range_solved_fraction: float = 0.85
+    hard_episodes: int = 0  # 0: the hard range is not checked
+    hard_solved_fraction: float = 0.85
 
     def __post_init__(self) -> None:
         if self.every_steps < 1 or self.episodes < 1:
             raise ValueError(f"every_steps ({self.every_steps}) and episodes ({self.episodes}) must be >= 1")
         if not 0 <= self.confirm_episodes <= CHUNK * CONFIRM_STRIDE:
             raise ValueError(f"confirm_episodes must be in [0, {CHUNK * CONFIRM_STRIDE}], got {self.confirm_episodes}")
-        for name in ("solved_fraction", "confirm_solved_fraction"):
+        for name in ("range_episodes", "hard_episodes"):
+            if not 0 <= getattr(self, name) <= CHUNK * CONFIRM_STRIDE:
+                raise ValueError(f"{name} must be in [0, {CHUNK * CONFIRM_STRIDE}], got {getattr(self, name)}")
+        for name in ("solved_fraction", "confirm_solved_fraction", "range_solved_fraction", "hard_solved_fraction"):
             value = getattr(self, name)
             if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {value}")
@@ -81,6 +103,10 @@ class StopRule:
     def confirm_failures_allowed(self) -> int:
         return allowed(self.confirm_episodes, self.confirm_fraction)
 
+    def part(self, name: str) -> tuple[int, float]:
+        """(episodes, solved fraction) of a randomized part ("range" or "hard")."""
+        return getattr(self, f"{name}_episodes"), getattr(self, f"{name}_solved_fraction")
+
 
 def allowed(episodes: int, solved_fraction: float) -> int:
     """Unsolved episodes a check of ``episodes`` may have and still meet ``solved_fraction``."""
@@ -91,12 +117,16 @@ class EarlyStop:
     def __init__(self, run_dir: str | Path | None, env_id: str, rule: StopRule, *,
                  max_episode_steps: int | None = None, space: RandomizationSpace | str | None = None,
                  start_steps: int = 0,
-                 scorer: Callable[[Mapping[str, torch.Tensor]], Scorer] | None = None) -> None:
+                 scorer: Callable[[Mapping[str, torch.Tensor]], Scorer] | None = None,
+                 part_scorer: Callable[[Mapping[str, torch.Tensor]], PartScorer] | None = None) -> None:
         self.rule, self.env_id = rule, env_id
         self.max_episode_steps = max_episode_steps
         self.space = None if space is None else space_of(env_id, space)
+        if rule.hard_episodes and part_scorer is None and "hard" not in space_of(env_id, self.space).range_names:
+            raise ValueError(f"early_stop_hard_episodes: the space of {env_id} has no named range 'hard'")
         self.path = None if run_dir is None else Path(run_dir) / EARLY_STOP_FILE
         self._scorer = scorer or self._reference_scorer
+        self._part_scorer = part_scorer or self._range_scorer
         self.met = False
         self.checks = 0  # checks so far (kept across a resume): the next confirmation's fresh seed streams
         self.last_seconds = 0.0
@@ -121,30 +151,58 @@ class EarlyStop:
         rule, score = self.rule, self._scorer(actor_weights)
         returns, solved = self._play(score, 0, rule.episodes, rule.failures_allowed)
         met = self._meets(returns, solved, rule.episodes, rule.failures_allowed)
+        nan = float("nan")
+        parts: dict[str, float] = {f"{p}_solved_fraction": nan for p in PARTS}
+        parts |= {f"confirm_{p}_solved_fraction": nan for p in PARTS}
+        if met:
+            met = self._parts_meet(actor_weights, 0, parts, "")
         confirm_returns, confirm_solved = np.zeros(0), np.zeros(0, dtype=bool)
         if met and rule.confirm_episodes:
             first = CONFIRM_CHUNKS + self.checks * CONFIRM_STRIDE
             confirm_returns, confirm_solved = self._play(score, first, rule.confirm_episodes,
                                                          rule.confirm_failures_allowed)
             met = self._meets(confirm_returns, confirm_solved, rule.confirm_episodes, rule.confirm_failures_allowed)
+            if met:
+                met = self._parts_meet(actor_weights, first, parts, "confirm_")
         self.met = met
         self.checks += 1
         self.last_seconds = time.perf_counter() - start
         self.seconds_total += self.last_seconds
-        nan = float("nan")
         self._append({"agent_steps": int(agent_steps), "wall_time_s": float(wall_time_s) + self.last_seconds,
                       "check_s": self.last_seconds, "episodes": int(returns.size),
                       "solved_fraction": float(solved.mean()), "return_mean": float(returns.mean()),
                       "confirm_episodes": int(confirm_returns.size),
                       "confirm_solved_fraction": float(confirm_solved.mean()) if confirm_solved.size else nan,
                       "confirm_return_mean": float(confirm_returns.mean()) if confirm_returns.size else nan,
-                      "met": int(self.met)})
+                      "met": int(self.met), **parts})
         return self.met
+
+    def _parts_meet(self, actor_weights: Mapping[str, torch.Tensor], first_chunk: int, parts: dict[str, float],
+                    prefix: str) -> bool:
+        """Play each randomized part the rule asks for (from ``first_chunk`` of its streams); False at the first that
+        misses its fraction. The solved fractions go into ``parts``."""
+        wanted = [part for part in PARTS if self.rule.part(part)[0]]
+        if not wanted:
+            return True
+        score = self._part_scorer(actor_weights)
+        for part in wanted:
+            episodes, fraction = self.rule.part(part)
+            failures = allowed(episodes, fraction)
+            play_part: Scorer = functools.partial(score, part)
+            returns, solved = self._play(play_part, first_chunk, episodes, failures)
+            parts[f"{prefix}{part}_solved_fraction"] = float(solved.mean())
+            if returns.size < episodes or int((~solved).sum()) > failures:
+                return False
+        return True
 
     def describe(self) -> str:
         rule = self.rule
         text = f"reference solved fraction >= {rule.solved_fraction:g} of {rule.episodes} episodes"
         text += f" and mean return >= {rule.return_mean:g}" if rule.return_mean is not None else ""
+        for part, what in (("range", "the training range"), ("hard", "the hard range")):
+            episodes, fraction = rule.part(part)
+            if episodes:
+                text += f", >= {fraction:g} of {episodes} episodes over {what}"
         if rule.confirm_episodes:
             text += f", confirmed on {rule.confirm_episodes} fresh episodes (>= {rule.confirm_fraction:g} solved)"
         return text
@@ -182,6 +240,13 @@ class EarlyStop:
 
         return score
 
+    def _range_scorer(self, actor_weights: Mapping[str, torch.Tensor]) -> PartScorer:
+        def score(part: str, chunk: int, episodes: int) -> tuple[np.ndarray, np.ndarray]:
+            return range_episodes(actor_weights, self.env_id, part, episodes, RANGE_SEED_BASE + 2 * chunk +
+                                  PARTS.index(part), space=self.space, max_episode_steps=self.max_episode_steps)
+
+        return score
+
     def _append(self, row: dict[str, float | int]) -> None:
         if self.path is None:
             return
@@ -198,12 +263,41 @@ class EarlyStop:
         if start_steps > 0 and self.path.is_file():
             with self.path.open(newline="") as handle:
                 rows = list(csv.reader(handle))
-            if rows and tuple(rows[0]) == COLUMNS:
-                kept = [r for r in rows[1:] if len(r) == len(COLUMNS) and int(r[0]) <= start_steps]
+            header = tuple(rows[0]) if rows else ()
+            if header and set(header) <= set(COLUMNS) and header == COLUMNS[:len(header)]:
+                # this version's columns, or an earlier version's (fewer; the new ones blank)
+                kept = [r + [""] * (len(COLUMNS) - len(r)) for r in rows[1:]
+                        if len(r) == len(header) and int(r[0]) <= start_steps]
         if kept:
-            self.met = kept[-1][-1] == "1"
+            self.met = kept[-1][COLUMNS.index("met")] == "1"
         self.checks = len(kept)
         with self.path.open("w", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(COLUMNS)
             writer.writerows(kept)
+
+
+def range_episodes(actor_weights: Mapping[str, torch.Tensor], env_id: str, part: str, episodes: int, seed: int, *,
+                   space: RandomizationSpace | None = None, max_episode_steps: int | None = None,
+                   workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(returns, solved) of ``episodes`` deterministic episodes, each at its own point drawn uniformly over the
+    space's training range (``part`` "range") or within its named range ``hard`` ("hard"), each from its own initial
+    state; the points and states depend on ``seed`` alone."""
+    from .episodes import PolicySpec
+    from .points import PointsRequest, evaluate_points
+    from .settings import actor_weights_of
+
+    resolved = space_of(env_id, space)
+    rng = np.random.default_rng(seed)
+    if part == "range":
+        points = resolved.from_normalized(resolved.sample_uniform(rng, episodes))
+    elif part == "hard":
+        low, high = resolved.range_box("hard")
+        points = low + rng.random((episodes, resolved.ndim)) * (high - low)
+    else:
+        raise ValueError(f"part must be 'range' or 'hard', got {part!r}")
+    specs = {"policy": PolicySpec(env_id, actor_weights_of(dict(actor_weights)), max_episode_steps, space=space)}
+    requests = [PointsRequest("policy", point[None, :], (seed * 1000 + k,), 1) for k, point in enumerate(points)]
+    outcomes = evaluate_points(specs, requests, workers=workers)
+    return (np.concatenate([o.returns.reshape(-1) for o in outcomes]),
+            np.concatenate([o.solved.reshape(-1) for o in outcomes]))

@@ -134,6 +134,15 @@ class TrainConfig:
                                                  "'Early stop').")
     early_stop_confirm_solved_fraction: float | None = option(
         None, "Early stop: the solved fraction the confirmation needs; null = early_stop_solved_fraction.")
+    early_stop_range_episodes: int = option(
+        0, "Early stop on the randomized range: a check that meets the reference rule also plays this many episodes "
+           "at points drawn uniformly over the space's training range (one point each; the confirmation on fresh "
+           "ones), which must meet early_stop_range_solved_fraction; 0 = the reference alone.")
+    early_stop_range_solved_fraction: float = option(0.85, "Early stop: the solved fraction over the training range.")
+    early_stop_hard_episodes: int = option(
+        0, "Early stop on the hard end: as early_stop_range_episodes, at points drawn uniformly within the space's "
+           "named range 'hard' (LunarLander: main engine 8-11); 0 = not checked.")
+    early_stop_hard_solved_fraction: float = option(0.85, "Early stop: the solved fraction over the hard range.")
     tensorboard: bool = option(True, "Write TensorBoard scalars to <out>/tb.")
     progress: bool = option(True, "Show a progress bar (tqdm) with ETA and live metrics.")
     agent: AgentConfig = field(default_factory=AgentConfig, metadata={"help": "Agent (DDPG/TD3) hyperparameters."})
@@ -149,7 +158,8 @@ class TrainConfig:
         "keep_checkpoint_every", "tensorboard", "progress", "evaluate_every", "evaluate_every_steps",
         "evaluate_episodes", "evaluate_settings",
         "early_stop_every_steps", "early_stop_episodes", "early_stop_solved_fraction", "early_stop_return_mean",
-        "early_stop_confirm_episodes", "early_stop_confirm_solved_fraction")
+        "early_stop_confirm_episodes", "early_stop_confirm_solved_fraction", "early_stop_range_episodes",
+        "early_stop_range_solved_fraction", "early_stop_hard_episodes", "early_stop_hard_solved_fraction")
 
     def __post_init__(self) -> None:
         from ..envs import env_record, import_env_modules
@@ -211,7 +221,11 @@ class TrainConfig:
         if self.early_stop_every_steps < 0 or self.early_stop_episodes < 1:
             raise ConfigError(f"early_stop_every_steps must be >= 0 and early_stop_episodes >= 1, got "
                               f"{self.early_stop_every_steps} and {self.early_stop_episodes}")
-        for name in ("early_stop_solved_fraction", "early_stop_confirm_solved_fraction"):
+        for name in ("early_stop_range_episodes", "early_stop_hard_episodes"):
+            if not 0 <= getattr(self, name) <= 1000:
+                raise ConfigError(f"{name} must be in [0, 1000], got {getattr(self, name)}")
+        for name in ("early_stop_solved_fraction", "early_stop_confirm_solved_fraction",
+                     "early_stop_range_solved_fraction", "early_stop_hard_solved_fraction"):
             value = getattr(self, name)
             if value is not None and not 0.0 <= value <= 1.0:
                 raise ConfigError(f"{name} must be in [0, 1], got {value}")

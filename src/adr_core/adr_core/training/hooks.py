@@ -184,7 +184,9 @@ def early_stop(config: TrainConfig, out_dir: Path | None, start_steps: int) -> E
 
     rule = StopRule(config.early_stop_every_steps, config.early_stop_episodes, config.early_stop_solved_fraction,
                     config.early_stop_return_mean, config.early_stop_confirm_episodes,
-                    config.early_stop_confirm_solved_fraction)
+                    config.early_stop_confirm_solved_fraction, config.early_stop_range_episodes,
+                    config.early_stop_range_solved_fraction, config.early_stop_hard_episodes,
+                    config.early_stop_hard_solved_fraction)
     return EarlyStop(out_dir, config.env_id, rule, max_episode_steps=config.max_episode_steps, space=config.space,
                      start_steps=start_steps)
 

@@ -1,0 +1,142 @@
+"""adr-identify: measure an Ergo Jr (or the stand-in) and write the randomization space that makes the simulator it.
+
+    adr-identify --env adr/ErgoPusher-v0 --port /tmp/ttyPOPPY --out runs/identify_ref   # record, then fit
+    adr-identify --env adr/ErgoPusher-v0 --log runs/identify_ref/log --out runs/identify_again   # fit a log again
+    adr-identify --env adr/ErgoPusher-v0 --log runs/x/real_arm_steps.csv --out runs/identify_deploy  # a deploy log
+
+With ``--port``, the identify_arm graph (the driver, pypot and the deploy graph's signed messages:
+``adr_launch adr identify_arm.launch.py``) plays an excitation on the arm (steps and sine sweeps of each actuated
+joint, one at a time, within +-0.5 rad of the start pose; about 38 s per repeat) and logs it into ``OUT/log``; then
+the same commands are replayed in the env's simulated arm and CMA-ES fits each joint's position gain, torque cap and
+gear play, and the speed cap and latency, to the measured angles (adr_core.identify). Written into ``OUT``:
+``identified.yaml`` (the env's space with those dimensions, ranges centred on the estimates and widened by their
+uncertainty; a run trains in it with ``--space OUT/identified.yaml``), ``identification.json`` (every estimate, the
+repeats' own, the error before and after), ``identification.md`` and ``traces.png`` (measured vs simulated joint
+traces, with the env's own servos and fitted). On the pushing rig the puck tracker's latency, frame period and noise
+are measured too. Bad input (an env that is not an Ergo task, a missing port or log, a log of another task or arm,
+too short, time going backwards, a value that is not a number, an OUT that is not empty) is one line, exit 2, and
+nothing is written.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ENVS = ("adr/ErgoPusher-v0", "adr/ErgoReacher-v0")
+LOG_SUBDIR = "log"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments are one line (``adr-identify: error: ...``), exit 2, no usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="adr-identify", description=__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", required=True, choices=ENVS, help="the task whose arm is identified")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--port", help="record first: the arm's serial port (the stand-in's pty, /dev/ttyACM0, ...)")
+    source.add_argument("--log", help="fit an existing log: an identification log folder (OUT/log) or its "
+                                      "identify_log.csv, or a deploy steps CSV")
+    parser.add_argument("--out", required=True, help="output folder (new, or empty)")
+    parser.add_argument("--max-speed", type=float, default=None,
+                        help="--port: the driver's moving speed [rad/s] while recording (default: the driver's, 1.5; "
+                             "identify at the speed you deploy at)")
+    parser.add_argument("--repeats", type=int, default=2, help="--port: times the excitation is played (1-10) [2]")
+    parser.add_argument("--key-file", default="", help="--port: the deployment's key (default: $ROS_HOME/adr/"
+                                                        "deploy.key, as deploy_real; none: unsigned)")
+    parser.add_argument("--domain-id", type=int, default=None, help="--port: ROS_DOMAIN_ID of the graph")
+    parser.add_argument("--budget", type=int, default=None,
+                        help="CMA-ES evaluations per joint and repeat (default 600; fewer: faster, rougher)")
+    parser.add_argument("--workers", type=int, default=2, help="processes for the fits [2]")
+    parser.add_argument("--seed", type=int, default=0, help="CMA-ES seed [0]")
+    return parser
+
+
+def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Everything that can be checked before anything is written or started."""
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        parser.error(f"--out {args.out}: exists and is not an empty folder; choose a new one (nothing written)")
+    if args.port is not None and not Path(args.port).exists():
+        parser.error(f"--port {args.port}: no such port (is the arm plugged in, or adr-standin-arm running with "
+                     f"--link {args.port}?)")
+    if args.log is not None and not Path(args.log).exists():
+        parser.error(f"--log {args.log}: no such file or folder")
+    if args.max_speed is not None and not 0.05 <= args.max_speed <= 7.0:
+        parser.error(f"--max-speed {args.max_speed:g}: the driver allows 0.05-7 rad/s")
+    if not 1 <= args.repeats <= 10:
+        parser.error(f"--repeats {args.repeats}: expected 1-10")
+    if args.budget is not None and not 24 <= args.budget <= 100_000:
+        parser.error(f"--budget {args.budget}: expected 24-100000 evaluations")
+    if not 1 <= args.workers <= 64:
+        parser.error(f"--workers {args.workers}: expected 1-64")
+    if args.domain_id is not None and not 0 <= args.domain_id <= 232:
+        parser.error(f"--domain-id {args.domain_id}: expected 0-232")
+
+
+def record(args: argparse.Namespace, log_dir: Path) -> int:
+    """The identify_arm graph on the arm; the launcher's exit status."""
+    from adr import launcher
+
+    argv = ["adr", "identify_arm.launch.py", f"env:={args.env}", f"log_dir:={log_dir}", f"port:={args.port}",
+            f"repeats:={args.repeats}"]
+    if args.max_speed is not None:
+        argv.append(f"max_speed:={args.max_speed:g}")
+    if args.key_file:
+        argv.append(f"key_file:={args.key_file}")
+    if args.domain_id is not None:
+        argv += ["--domain-id", str(args.domain_id)]
+    return launcher.main(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _check(args, parser)
+    from adr_core.envs import env_record  # noqa: F401  (registers the envs)
+    from adr_core.identify.fit import DEFAULT_BUDGET, identify
+    from adr_core.identify.log import LogError, read_log
+    from adr_core.identify.replay import ENV_MODULES
+    from adr_core.identify.report import write_outputs
+
+    actuated = tuple(ENV_MODULES[args.env].ACTUATED)
+    out = Path(args.out)
+    log_path = Path(args.log) if args.log is not None else out / LOG_SUBDIR
+    if args.log is not None:
+        try:  # a bad log is refused before anything is written
+            log = read_log(log_path, args.env, actuated)
+        except LogError as error:
+            print(f"adr-identify: error: {error} (nothing written)", file=sys.stderr)
+            return 2
+    else:
+        status = record(args, log_path)
+        if status != 0:
+            print(f"adr-identify: error: recording on {args.port} failed (the graph's exit status {status}); the "
+                  f"driver's and identifier's lines above say why", file=sys.stderr)
+            return status if status != 0 else 1
+        try:
+            log = read_log(log_path, args.env, actuated)
+        except LogError as error:
+            print(f"adr-identify: error: the recorded log cannot be identified from: {error}", file=sys.stderr)
+            return 1
+    started = time.monotonic()
+    print(f"adr-identify: fitting {', '.join(actuated)} of {args.env} to {log_path} ({len(log.state_t)} readings, "
+          f"{len(log.segments)} segments) with CMA-ES, {args.workers} worker(s)", flush=True)
+    ident = identify(log, actuated, budget=args.budget or DEFAULT_BUDGET, seed=args.seed,
+                     progress=lambda line: print(f"  {line}", flush=True), workers=args.workers)
+    paths = write_outputs(out, ident, log, str(log_path))
+    print(paths["summary"].read_text(), end="")
+    print(f"adr-identify: fitted in {time.monotonic() - started:.0f} s; train in it with --space {paths['space']} "
+          f"(figure: {paths['figure']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
