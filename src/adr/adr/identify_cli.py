@@ -27,6 +27,14 @@ from pathlib import Path
 
 ENVS = ("adr/ErgoPusher-v0", "adr/ErgoReacher-v0")
 LOG_SUBDIR = "log"
+XL320_STALL_TORQUE_NM = 0.39  # ROBOTIS e-manual, at 7.4 V
+
+
+def default_torque_cap() -> float:
+    """The most an Ergo Jr servo gives: the XL-320's stall torque at the driver's default torque limit."""
+    from poppy_driver.config import load_config
+
+    return XL320_STALL_TORQUE_NM * load_config().safety.torque_limit / 100.0
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -56,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="CMA-ES evaluations per joint and repeat (default 600; fewer: faster, rougher)")
     parser.add_argument("--workers", type=int, default=2, help="processes for the fits [2]")
     parser.add_argument("--seed", type=int, default=0, help="CMA-ES seed [0]")
+    parser.add_argument("--torque-cap", type=float, default=None,
+                        help="the most torque a servo gives [N*m] (default: the XL-320's 0.39 N*m stall torque at the "
+                             "driver's torque limit, 70 %%: 0.273); a joint whose log supports less trains over "
+                             "[that, cap]; 0: the fit's own range")
+    parser.add_argument("--estimates", default=None,
+                        help="with --log: write the outputs from an earlier identification.json instead of fitting "
+                             "(e.g. with another --torque-cap)")
     return parser
 
 
@@ -79,6 +94,10 @@ def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         parser.error(f"--workers {args.workers}: expected 1-64")
     if args.domain_id is not None and not 0 <= args.domain_id <= 232:
         parser.error(f"--domain-id {args.domain_id}: expected 0-232")
+    if args.torque_cap is not None and not 0.0 <= args.torque_cap <= 2.0:
+        parser.error(f"--torque-cap {args.torque_cap:g}: expected 0-2 N*m")
+    if args.estimates is not None and (args.log is None or not Path(args.estimates).is_file()):
+        parser.error("--estimates needs --log (the figure's traces) and an existing identification.json")
 
 
 def record(args: argparse.Namespace, log_dir: Path) -> int:
@@ -126,15 +145,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         except LogError as error:
             print(f"adr-identify: error: the recorded log cannot be identified from: {error}", file=sys.stderr)
             return 1
+    torque_cap = default_torque_cap() if args.torque_cap is None else (args.torque_cap or None)
     started = time.monotonic()
-    print(f"adr-identify: fitting {', '.join(actuated)} of {args.env} to {log_path} ({len(log.state_t)} readings, "
-          f"{len(log.segments)} segments) with CMA-ES, {args.workers} worker(s)", flush=True)
-    ident = identify(log, actuated, budget=args.budget or DEFAULT_BUDGET, seed=args.seed,
-                     progress=lambda line: print(f"  {line}", flush=True), workers=args.workers)
-    paths = write_outputs(out, ident, log, str(log_path))
+    if args.estimates is not None:
+        import json
+
+        from adr_core.identify.fit import Identification
+
+        try:
+            ident = Identification.from_dict(json.loads(Path(args.estimates).read_text()))
+        except ValueError as error:
+            print(f"adr-identify: error: {args.estimates}: {error} (nothing written)", file=sys.stderr)
+            return 2
+        if ident.env_id != args.env:
+            print(f"adr-identify: error: {args.estimates} identifies {ident.env_id}'s arm, not {args.env}'s "
+                  f"(nothing written)", file=sys.stderr)
+            return 2
+    else:
+        print(f"adr-identify: fitting {', '.join(actuated)} of {args.env} to {log_path} ({len(log.state_t)} "
+              f"readings, {len(log.segments)} segments) with CMA-ES, {args.workers} worker(s)", flush=True)
+        ident = identify(log, actuated, budget=args.budget or DEFAULT_BUDGET, seed=args.seed,
+                         progress=lambda line: print(f"  {line}", flush=True), workers=args.workers)
+    paths = write_outputs(out, ident, log, str(log_path), torque_cap)
     print(paths["summary"].read_text(), end="")
-    print(f"adr-identify: fitted in {time.monotonic() - started:.0f} s; train in it with --space {paths['space']} "
-          f"(figure: {paths['figure']})")
+    done = f"written from {args.estimates}" if args.estimates else f"fitted in {time.monotonic() - started:.0f} s"
+    print(f"adr-identify: {done}; train in it with --space {paths['space']} (figure: {paths['figure']})")
     return 0
 
 

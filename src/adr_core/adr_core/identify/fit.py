@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -84,6 +85,29 @@ class Identification:
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Identification:
+        """The estimates as ``to_dict`` (``identification.json``) wrote them."""
+        def estimate(value: dict[str, Any]) -> Estimate:
+            return Estimate(float(value["value"]), float(value["uncertainty"]),
+                            tuple(float(v) for v in value["samples"]))
+
+        try:
+            tracker = data.get("tracker")
+            return cls(env_id=str(data["env_id"]),
+                       gains={j: estimate(v) for j, v in data["gains"].items()},
+                       max_torques={j: estimate(v) for j, v in data["max_torques"].items()},
+                       backlash={j: estimate(v) for j, v in data["backlash"].items()},
+                       max_speed=estimate(data["max_speed"]), latency_s=estimate(data["latency_s"]),
+                       observation_noise=float(data["observation_noise"]),
+                       rms_before={j: float(v) for j, v in data["rms_before"].items()},
+                       rms_after={j: float(v) for j, v in data["rms_after"].items()},
+                       tracker=TrackerEstimate(**tracker) if tracker else None,
+                       evaluations=int(data.get("evaluations", 0)), driver_max_speed=data.get("driver_max_speed"),
+                       at_search_edge=list(data.get("at_search_edge", [])))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"not the estimates adr-identify writes (identification.json): {error}") from None
 
 
 def _decode(x: np.ndarray) -> dict[str, float]:

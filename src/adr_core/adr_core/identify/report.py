@@ -20,16 +20,18 @@ SPACE_FILE, ESTIMATES_FILE, SUMMARY_FILE, FIGURE_FILE = "identified.yaml", "iden
     "identification.md", "traces.png"
 
 
-def write_outputs(out: str | Path, ident: Identification, log: ArmLog, source: str) -> dict[str, Path]:
-    """Every output file in ``out`` (created); their paths by kind."""
+def write_outputs(out: str | Path, ident: Identification, log: ArmLog, source: str,
+                  torque_cap: float | None = None) -> dict[str, Path]:
+    """Every output file in ``out`` (created); their paths by kind. ``torque_cap``: ``identified_space``'s."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    space = identified_space(ident, f"adr-identify of {source}")
+    space = identified_space(ident, f"adr-identify of {source}", torque_cap)
     data = space.to_dict()
     data["description"] = (f"{ident.env_id} as identified by adr-identify from {source}: servo model and sensing "
                            f"centred on the estimates (identification.json), ranges widened by their uncertainty")
     write_yaml(out / SPACE_FILE, data)
-    (out / ESTIMATES_FILE).write_text(json.dumps({"source": source, **ident.to_dict()}, indent=1))
+    (out / ESTIMATES_FILE).write_text(json.dumps({"source": source, "torque_cap": torque_cap, **ident.to_dict()},
+                                                 indent=1))
     (out / SUMMARY_FILE).write_text(summary(ident, source))
     traces_figure(ident, log).savefig(out / FIGURE_FILE, dpi=110)
     return {"space": out / SPACE_FILE, "estimates": out / ESTIMATES_FILE, "summary": out / SUMMARY_FILE,

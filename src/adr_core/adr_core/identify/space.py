@@ -11,6 +11,11 @@ centred on the estimates, each range widened by its estimate's uncertainty (twic
 | `observation_noise` | the readings' std | [0, max(2 std, 0.003 rad)] |
 | `puck_latency`, `puck_period`, `puck_noise` | the tracker's | +- 10 ms, +- 10 %, [0, max(2 std, 1 mm)] |
 
+The torque cap is special: a servo that never saturates in the log fits any larger cap, so the fit's estimate is the
+smallest cap the log supports, a lower bound. With ``torque_cap`` (the servo's datasheet stall torque at the driver's
+torque limit: the most it can give) each joint whose lower bound lies below it trains over [lower bound, cap], its
+reference the geometric mean of the two.
+
 Every range is clipped to the dimension's physical bounds, which are also its limits (so named ranges of other
 settings can be evaluated). The space's named range ``identified`` is the estimate itself.
 """
@@ -34,7 +39,8 @@ def _bounds(name: str) -> tuple[float, float]:
     return s2r._BOUNDS[key]
 
 
-def identified_space(ident: Identification, description: str) -> RandomizationSpace:
+def identified_space(ident: Identification, description: str,
+                     torque_cap: float | None = None) -> RandomizationSpace:
     """The packaged space of the identified env plus (or with) the identified dimensions."""
     data = load_space(ident.env_id).to_dict()
     dims: list[dict[str, Any]] = data["dimensions"]
@@ -67,8 +73,13 @@ def identified_space(ident: Identification, description: str) -> RandomizationSp
                                               (s2r.MAX_TORQUE_SUFFIX, ident.max_torques[joint], FLOORS["torque"],
                                                "N*m")):
             relative = max(2 * estimate.relative, floor)
-            put(f"{joint}{suffix}", estimate.value, estimate.value * (1 - relative), estimate.value * (1 + relative),
-                unit, f"identified {suffix.strip('_').replace('_', ' ')} of {joint}")
+            low, high, value = estimate.value * (1 - relative), estimate.value * (1 + relative), estimate.value
+            what = f"identified {suffix.strip('_').replace('_', ' ')} of {joint}"
+            if suffix == s2r.MAX_TORQUE_SUFFIX and torque_cap is not None and estimate.value < torque_cap:
+                low, high, value = estimate.value, torque_cap, math.sqrt(estimate.value * torque_cap)
+                what = (f"torque cap of {joint}: from the smallest the log supports ({estimate.value:.3g} N*m) to the "
+                        f"servo's {torque_cap:.3g} N*m")
+            put(f"{joint}{suffix}", value, low, high, unit, what)
         play = ident.backlash[joint]
         half = max(2 * play.uncertainty, FLOORS["backlash"])
         put(f"{joint}{s2r.BACKLASH_SUFFIX}", play.value, play.value - half, play.value + half, "rad",
