@@ -5,7 +5,8 @@ DDS) onto ``adr-standin-arm`` (PyBullet physics with a servo model the training 
     python -m experiments.standin_transfer --runs runs/er/adr_s200 runs/er/udr_s200 ... \\
         --settings reference weak_torque --goals 25 --out runs/transfer
     python -m experiments.standin_transfer --task pusher --runs runs/ep/adr_s230 ... \\
-        --settings reference slippery rough --goals 25 --out runs/transfer_pusher     # settings: the puck's
+        --settings reference slippery rough weak_torque+reference --goals 25 --out runs/transfer_pusher
+                                                   # pusher settings: the puck's, or the arm's + the puck's
 
 Every policy plays the same ``--goals`` random goals (``--goal-seed``, a seed no training evaluation uses) in every
 setting; a fresh stand-in arm is started for each (policy, setting), the driver at its default moving speed (1.5
@@ -41,9 +42,12 @@ def method_and_seed(run: Path) -> tuple[str, int]:
 
 
 def standin_command(task: str, setting: str, link: Path) -> list[str]:
-    """ErgoReacher: ``setting`` is the arm's servo setting; ErgoPusher: the puck's (the arm at its reference)."""
+    """ErgoReacher: ``setting`` is the arm's servo setting; ErgoPusher: the puck's (the arm at its reference), or
+    ``ARM+PUCK`` (e.g. ``weak_torque+reference``: the arm's servo setting and the puck's)."""
     if task == "pusher":
-        return ["adr-standin-arm", "--task", "pusher", "--puck", setting, "--link", str(link)]
+        arm, _, puck = setting.rpartition("+")
+        return ["adr-standin-arm", "--task", "pusher", "--puck", puck, "--setting", arm or "reference", "--link",
+                str(link)]
     return ["adr-standin-arm", "--setting", setting, "--link", str(link)]
 
 

@@ -33,3 +33,14 @@ def test_a_reacher_run_is_refused_for_the_pusher_figure(tmp_path: Path, capsys: 
     with pytest.raises(SystemExit):
         standin_transfer.main(["--task", "pusher", "--runs", str(run), "--out", str(tmp_path / "out")])
     assert "trained adr/ErgoReacher-v0; --task pusher deploys adr/ErgoPusher-v0 policies" in capsys.readouterr().err
+
+
+def test_a_pusher_setting_names_the_puck_or_the_arm_and_the_puck() -> None:
+    from experiments.standin_transfer import standin_command
+
+    link = Path("/tmp/tty")
+    assert standin_command("pusher", "rough", link)[:7] == ["adr-standin-arm", "--task", "pusher", "--puck", "rough",
+                                                            "--setting", "reference"]
+    assert standin_command("pusher", "weak_torque+slippery", link)[3:7] == ["--puck", "slippery", "--setting",
+                                                                           "weak_torque"]
+    assert standin_command("reacher", "weak_torque", link)[:3] == ["adr-standin-arm", "--setting", "weak_torque"]
