@@ -6,7 +6,8 @@
 Per run (its final checkpoint, in its own space): the solved share of ``--episodes`` deterministic reference
 episodes, of as many episodes each at its own point drawn uniformly over the training range, and (when the space has
 a named range ``hard``) within it, the points and initial states from ``--seed`` alone (so every run meets the same
-ones; ``adr_core.evaluation.early_stop.range_episodes``), and the mean final distance where the env has one. One JSON
+ones; ``adr_core.evaluation.early_stop.range_episodes``); where the env is scored by a final distance, its mean at
+the reference and each part's share within a fifth of the solved threshold (``*_tight``: Pusher3DOF 0.05 m). One JSON
 line per run (appended), and a Markdown table on stdout. The preset searches of issues 59 and 60 choose with it.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ SEED = 4242
 
 
 def score_run(run: Path, episodes: int, seed: int, workers: int) -> dict[str, object]:
+    from adr_core.envs import env_record
     from adr_core.evaluation import evaluate, load_policy
     from adr_core.evaluation.early_stop import range_episodes
 
@@ -32,13 +34,21 @@ def score_run(run: Path, episodes: int, seed: int, workers: int) -> dict[str, ob
                               "episodes": episodes, "seed": seed,
                               "reference_solved": float(reference.outcomes.solved.mean())}
     distances = reference.outcomes.final_distance.reshape(-1)
-    if not np.isnan(distances).all():
+    rule = env_record(policy.env_id).solved
+    tight = rule.threshold / 5 if rule.metric == "final_distance" else None
+    if tight is not None:
         row["reference_final_distance"] = float(np.nanmean(distances))
+        row["tight_threshold"] = tight
+        row["reference_tight"] = float(np.mean(distances < tight))
     parts = ["range"] + (["hard"] if "hard" in policy.space.range_names else [])
     for part in parts:
-        _, solved = range_episodes(policy.actor_weights, policy.env_id, part, episodes, seed + 1 + parts.index(part),
-                                   space=space, max_episode_steps=policy.max_episode_steps, workers=workers)
+        _, solved, final = range_episodes(policy.actor_weights, policy.env_id, part, episodes,
+                                          seed + 1 + parts.index(part), space=space,
+                                          max_episode_steps=policy.max_episode_steps, workers=workers,
+                                          with_distance=True)
         row[f"{part}_solved"] = float(solved.mean())
+        if tight is not None:
+            row[f"{part}_tight"] = float(np.mean(final < tight))
     return row
 
 
@@ -61,12 +71,14 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         with args.out.open("a") as handle:
             handle.writelines(json.dumps(row) + "\n" for row in rows)
-    print("| run | agent steps | reference | training range | hard range |")
-    print("|---|---|---|---|---|")
+    print("| run | agent steps | reference | training range | hard range | within a fifth: reference / hard |")
+    print("|---|---|---|---|---|---|")
     for row in rows:
         hard = f"{100 * row['hard_solved']:.0f} %" if "hard_solved" in row else "-"
+        tight = (f"{100 * row['reference_tight']:.0f} % / {100 * row.get('hard_tight', float('nan')):.0f} %"
+                 if "reference_tight" in row else "-")
         print(f"| {row['run']} | {row['agent_steps']} | {100 * row['reference_solved']:.0f} % | "
-              f"{100 * row['range_solved']:.0f} % | {hard} |")
+              f"{100 * row['range_solved']:.0f} % | {hard} | {tight} |")
     return 0
 
 

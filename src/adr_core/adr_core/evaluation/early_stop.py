@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -242,8 +243,10 @@ class EarlyStop:
 
     def _range_scorer(self, actor_weights: Mapping[str, torch.Tensor]) -> PartScorer:
         def score(part: str, chunk: int, episodes: int) -> tuple[np.ndarray, np.ndarray]:
-            return range_episodes(actor_weights, self.env_id, part, episodes, RANGE_SEED_BASE + 2 * chunk +
-                                  PARTS.index(part), space=self.space, max_episode_steps=self.max_episode_steps)
+            returns, solved = range_episodes(actor_weights, self.env_id, part, episodes, RANGE_SEED_BASE + 2 * chunk
+                                             + PARTS.index(part), space=self.space,
+                                             max_episode_steps=self.max_episode_steps)
+            return returns, solved
 
         return score
 
@@ -279,10 +282,10 @@ class EarlyStop:
 
 def range_episodes(actor_weights: Mapping[str, torch.Tensor], env_id: str, part: str, episodes: int, seed: int, *,
                    space: RandomizationSpace | None = None, max_episode_steps: int | None = None,
-                   workers: int = 1) -> tuple[np.ndarray, np.ndarray]:
+                   workers: int = 1, with_distance: bool = False) -> Any:
     """(returns, solved) of ``episodes`` deterministic episodes, each at its own point drawn uniformly over the
     space's training range (``part`` "range") or within its named range ``hard`` ("hard"), each from its own initial
-    state; the points and states depend on ``seed`` alone."""
+    state; the points and states depend on ``seed`` alone. ``with_distance``: also their final distances."""
     from .episodes import PolicySpec
     from .points import PointsRequest, evaluate_points
     from .settings import actor_weights_of
@@ -299,5 +302,8 @@ def range_episodes(actor_weights: Mapping[str, torch.Tensor], env_id: str, part:
     specs = {"policy": PolicySpec(env_id, actor_weights_of(dict(actor_weights)), max_episode_steps, space=space)}
     requests = [PointsRequest("policy", point[None, :], (seed * 1000 + k,), 1) for k, point in enumerate(points)]
     outcomes = evaluate_points(specs, requests, workers=workers)
-    return (np.concatenate([o.returns.reshape(-1) for o in outcomes]),
-            np.concatenate([o.solved.reshape(-1) for o in outcomes]))
+    returns = np.concatenate([o.returns.reshape(-1) for o in outcomes])
+    solved = np.concatenate([o.solved.reshape(-1) for o in outcomes])
+    if with_distance:
+        return returns, solved, np.concatenate([o.final_distance.reshape(-1) for o in outcomes])
+    return returns, solved
