@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.cli_types import ArgumentParser
 from experiments import cluster, runner
 
 ENVS = {"Pendulum-v1": {"steps": 20_000, "learning_starts": 1000, "eval_every": 1000},
@@ -215,7 +216,7 @@ def print_result(result: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=list(ENVS), choices=list(ENVS))
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=ALGORITHMS)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.cli_types import ArgumentParser
 from adr_core.envs import env_record
 from experiments import cluster, runner
 
@@ -167,7 +168,7 @@ def print_result(result: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", choices=sorted(ENVS), default="lunar")
     parser.add_argument("--variants", nargs="+", default=list(PROTOCOL), choices=list(VARIANTS),
                         help=f"default: the protocol's {list(PROTOCOL)}; issue 32's samplers: {list(BEYOND)}; "

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from adr_core.cli_types import ArgumentParser
 from adr_core.samplers import PAPER_METHODS
 from experiments import cluster
 from experiments import repro_grid as rg
@@ -44,7 +45,7 @@ GRID_STAMP = "grid.json"
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     cpus = os.cpu_count() or 1
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     grid = parser.add_argument_group("grid")
     grid.add_argument("--envs", nargs="+", default=["adr/LunarLander-v0"])
     grid.add_argument("--methods", nargs="+", default=DEFAULT_METHODS, choices=list(rg.method_samplers()))

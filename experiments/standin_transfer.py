@@ -29,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from adr_core.cli_types import ArgumentParser
 from experiments import cluster
 
 READY = "adr-standin-arm: XL-320 motors"
@@ -90,7 +91,7 @@ def deploy(run: Path, setting: str, args: argparse.Namespace, results: Path, env
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, nargs="+", required=True,
                         help="run directories of ErgoReacher (or, --task pusher, ErgoPusher) policies")
     parser.add_argument("--task", choices=("reacher", "pusher"), default="reacher",

@@ -57,6 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.cli_types import ArgumentParser
 from experiments import cluster, runner
 from experiments.landing import ENV_ID, FINAL_SEED, LANDED, curve_from_evaluation_csv, evaluate_callable, first_landing
 
@@ -286,7 +287,7 @@ def key(result: dict) -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", nargs="+", choices=RUNS, help="default: those of the preset's env (see above)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--preset", default="lunar_lander_adr_fast", help="our packaged experiment (or YAML path)")

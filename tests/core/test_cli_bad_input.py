@@ -2,8 +2,9 @@
 
 Every option and positional of every tool must carry a declared check (an ``adr_core.cli_types.Checked`` type, or
 argparse ``choices``); a new option without one fails here. Each check names the values it refuses; every one of
-them, fed to the tool, must give one clear error line naming the option, a nonzero exit, no traceback, and write
-nothing (the scratch folder and the working directory stay as they were).
+them, fed to the tool, must give one clear error line naming the option (and nothing else on stderr: no argparse
+usage block, issue 61), a nonzero exit, no traceback, and write nothing (the scratch folder and the working directory
+stay as they were). Every tool's parser is ``adr_core.cli_types.ArgumentParser``, whose errors are that one line.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from adr_core.cli_types import Checked
+from adr_core.cli_types import ArgumentParser, Checked
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,20 @@ def test_every_option_of_every_tool_declares_its_check(name: str) -> None:
     assert not unchecked, f"{name}: options without a declared check (adr_core.cli_types): {unchecked}"
 
 
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_every_tool_builds_the_one_line_parser(name: str) -> None:
+    assert isinstance(parser_of(TOOLS[name]), ArgumentParser), f"{name}: not adr_core.cli_types.ArgumentParser"
+
+
+def test_no_command_line_of_the_project_builds_argparses_own_parser() -> None:
+    """Console scripts and experiment drivers alike (experiments/preset_search.py is another change's, issue 61)."""
+    root = Path(__file__).resolve().parents[2]
+    offenders = [str(path.relative_to(root)) for folder in ("src", "experiments") for path in (root / folder).rglob("*.py")
+                 if "argparse.ArgumentParser(" in path.read_text() and path.name != "preset_search.py"]
+    assert not offenders, f"argparse.ArgumentParser prints its usage block with every error; use " \
+                          f"adr_core.cli_types.ArgumentParser in {offenders}"
+
+
 @pytest.fixture
 def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "a_file").write_text("kept")
@@ -123,7 +138,9 @@ def test_a_bad_value_is_one_line_a_nonzero_exit_and_nothing_written(name: str, l
     err = capsys.readouterr().err
     assert exit_info.value.code not in (0, None), f"{name} {argv}: accepted"
     assert "Traceback" not in err, err
-    last = err.strip().splitlines()[-1]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, f"{name} {argv}: {len(lines)} lines on stderr, not one:\n{err}"
+    last = lines[-1]
     prog = parser.prog
     assert last.startswith(f"{prog}:") and (label.lstrip("-") in last or label in last or value in last), last
     assert snapshot(scratch) == before, f"{name} {argv} wrote {set(snapshot(scratch)) - set(before)}"

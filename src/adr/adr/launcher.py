@@ -40,7 +40,7 @@ from adr.graph import (
     graph_for_launch_file,
     prepare_files,
 )
-from adr_core.cli_types import MAX_DOMAIN_ID, domain_id, text
+from adr_core.cli_types import MAX_DOMAIN_ID, ArgumentParser, domain_id, text
 
 RESPAWN_DELAY_S = 2.0
 
@@ -196,8 +196,8 @@ def _shutdown(running: list[_Running]) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="adr_launch", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="adr_launch", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("package", type=text("package"), help="always 'adr' (kept for the same shape as ros2 launch)")
     parser.add_argument("launch_file", type=text("launch file"),
                         help=f"one of: {', '.join(f'{name}.launch.py' for name in GRAPHS)}")

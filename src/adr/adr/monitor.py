@@ -19,7 +19,7 @@ import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
-from adr_core.cli_types import at_least, existing_file, positive_number, text
+from adr_core.cli_types import ArgumentParser, at_least, existing_file, positive_number, text
 from adr_interfaces.msg import ParameterSet
 from adr_interfaces.srv import ProposeParameters
 from adr_ros import parameter_sets, qos, topics
@@ -30,7 +30,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="adr_monitor", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import Checked, at_least, existing_path, output_dir, text, writable_dir
+from ..cli_types import ArgumentParser, Checked, at_least, existing_path, output_dir, text, writable_dir
 from ..run_dir import RunDirError, prepare_run_dir
 from .config import ConfigError, TrainConfig, field_docs
 from .trainer import CONFIG_FILE, Trainer
@@ -75,7 +75,7 @@ CONFIG_VALUE = Checked("config_value", "YAML value of a config key", lambda valu
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="adr-train", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG + ", ".join(packaged_experiments()))
     run = parser.add_argument_group("run")
