@@ -258,6 +258,8 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     from adr_core.cli_types import writable_dir
 
     writable_dir(Path(run_dir), "train_sim: run_dir:=")
+    if args.get("resume") == "true":
+        check_resume(Path(run_dir), resolved)
     return {
         "config_file": config_file,
         "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
@@ -265,6 +267,27 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
         "run_spec": spec.to_json(),
         "key_file": run_key(args, Path(run_dir).resolve()),
     }
+
+
+def check_resume(run_dir: Path, config: Any) -> None:
+    """resume:=true: ``run_dir`` must hold a graph checkpoint (checkpoints/latest.json), and its config.yaml the
+    config this launch resolved (runtime keys aside). Checked before anything is written or started; the run's
+    config.yaml is read as a file's, so the modules it names are not imported (issue 61)."""
+    from adr_core.base.checkpoint import CheckpointError
+    from adr_core.run_dir import CONFIG_FILE, read_manifest
+    from adr_core.training.config import TrainConfig
+
+    try:
+        read_manifest(run_dir)
+        saved_file = run_dir / CONFIG_FILE
+        if saved_file.is_file():
+            saved = TrainConfig.from_saved_yaml(saved_file)
+            differences = config.differences(saved, ignore=TrainConfig.RUNTIME_FIELDS)
+            if differences:
+                raise CheckpointError(f"{saved_file} was written with another config; differing keys: {differences} "
+                                      f"(give the run's own config:= and overrides:=)")
+    except (CheckpointError, ValueError) as error:
+        raise ValueError(f"train_sim: resume:=true run_dir:={run_dir}: {error}") from None
 
 
 def run_key(args: Mapping[str, str], run_dir: Path) -> str:
