@@ -83,7 +83,8 @@ def test_every_tool_builds_the_one_line_parser(name: str) -> None:
 def test_no_command_line_of_the_project_builds_argparses_own_parser() -> None:
     """Console scripts and experiment drivers alike (experiments/preset_search.py is another change's, issue 61)."""
     root = Path(__file__).resolve().parents[2]
-    offenders = [str(path.relative_to(root)) for folder in ("src", "experiments") for path in (root / folder).rglob("*.py")
+    offenders = [str(path.relative_to(root)) for folder in ("src", "experiments")
+                 for path in (root / folder).rglob("*.py")
                  if "argparse.ArgumentParser(" in path.read_text() and path.name != "preset_search.py"]
     assert not offenders, f"argparse.ArgumentParser prints its usage block with every error; use " \
                           f"adr_core.cli_types.ArgumentParser in {offenders}"

@@ -125,12 +125,12 @@ def test_resume_imports_no_module_the_runs_files_name(tmp_path, side_effect, env
     saved = TrainConfig().to_dict() | {"env_id": env_id, "env_modules": [MODULE]}
     with pytest.raises(ConfigError, match="a file does not make this tool import code"):
         check_config(saved, TrainConfig(), run / "checkpoints" / "agent-000001.pt")  # the trainer node's resume
+    from adr_core.base.checkpoint import CheckpointError
     from adr_discriminator_node.checkpoint_payload import restore
 
-    from adr_core.base.checkpoint import CheckpointError
+    payload = {"iteration": 1, "state": {}, "env_id": "adr/LunarLander-v0", "obs_dim": 8, "act_dim": 2, "config": saved}
     with pytest.raises(CheckpointError, match="a file does not make this tool import code"):
-        restore(SimpleNamespace(obs_dim=8, act_dim=2), {"iteration": 1, "state": {}, "env_id": "adr/LunarLander-v0", "obs_dim": 8, "act_dim": 2,
-                       "config": saved}, TrainConfig(), "discriminator-000001.pt")
+        restore(SimpleNamespace(obs_dim=8, act_dim=2), payload, TrainConfig(), "discriminator-000001.pt")
     assert not marker.exists()
     # named by the user: imported
     done = run_tool(["adr-train", "--out", str(run), "--resume", "--env-modules", MODULE, "--progress", "false"],
