@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     runner.add_arguments(parser, parallel_help="runs at a time (one torch thread each)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    where = cluster.options(args, parser)  # checked before anything is written (--out included)
     results_file = args.out / "runs.jsonl"
     if args.report_only:
         results = runner.finished(results_file, key)
@@ -236,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
                  "eval_every": ENVS[e]["eval_every"], "eval_episodes": args.eval_episodes}
                 for e in args.envs for s in args.seeds for a in args.algorithms for side in SIDES]
         results = runner.run(jobs, run_job, key=key, results=results_file, parallel=args.parallel,
-                             on_result=print_result, cluster=cluster.options(args))
+                             on_result=print_result, cluster=where)
+    args.out.mkdir(parents=True, exist_ok=True)
     text = report(results, args.out)
     (args.out / "parity.md").write_text(text)
     print(text)

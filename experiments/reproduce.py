@@ -79,6 +79,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(_old_backend_spelling(sys.argv[1:] if argv is None else argv))
     if args.run_as == "graph" and args.max_iterations is not None:
         parser.error("--max-iterations applies to --run-as adr-train only")
+    if not args.dry_run:
+        args.cluster = cluster.options(args, parser)  # checked before anything is written (--out included)
     if args.threads is None:
         args.threads = 1 if args.backend == "ray" else max(1, cpus // max(1, args.parallel))
     if args.backend == "ray" and args.cpus_per_job is None:
@@ -319,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if pending:
         try:
-            GridRunner(args.out, options, args.parallel, args.domain_base, cluster.options(args)).run_all(pending)
+            GridRunner(args.out, options, args.parallel, args.domain_base, args.cluster).run_all(pending)
         except cluster.ClusterError as error:
             print(f"reproduce: {error}", file=sys.stderr)
             return 2

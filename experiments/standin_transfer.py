@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.max_speed is not None and not 0.05 <= args.max_speed <= 7.0:
         parser.error(f"--max-speed {args.max_speed:g}: the driver takes 0.05-7 rad/s")
+    where = cluster.options(args, parser)  # checked before anything is written (--out included)
     if args.settings is None:
         args.settings = ["reference", "slippery", "rough"] if args.task == "pusher" else ["reference", "weak_torque"]
     wanted = {"reacher": "adr/ErgoReacher-v0", "pusher": "adr/ErgoPusher-v0"}[args.task]
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     failures = 0
     if jobs:
         try:
-            pool = cluster.pool(cluster.options(args), args.parallel, threads=True)
+            pool = cluster.pool(where, args.parallel, threads=True)
         except cluster.ClusterError as error:
             print(f"standin_transfer: {error}; nothing was deployed", file=sys.stderr)
             return 2
