@@ -175,11 +175,15 @@ TRAIN_SIM_ARGUMENTS = (
              "host; every other argument as on the head)", ("all", "head", "sims")),
     Argument("sim_ids", "", "role:=sims: comma-separated instance numbers this host runs, e.g. 0,1 (empty: all "
              "0..instances-1)",
-             bad=(("0", ()), ("7", ("role:=sims", "run_id:=r1", "key_file:=SCRATCH/a_key")),
-                  ("x", ("role:=sims", "run_id:=r1", "key_file:=SCRATCH/a_key")))),
+             bad=(("0", ()), ("7", ("role:=sims", "run_id:=r1", "key_file:=SCRATCH/a_key", "run_start:=s1")),
+                  ("x", ("role:=sims", "run_id:=r1", "key_file:=SCRATCH/a_key", "run_start:=s1")))),
     Argument("run_id", "", "id carried in every message of the run; nodes refuse other runs' messages (empty: a new "
              "random id at every launch, logged by the trainer; role:=sims needs the head's)",
              bad=(("a b", ()), ("x" * 65, ()))),
+    Argument("run_start", "", "this start of the run: a nonce every signature covers, so nothing signed in an "
+             "earlier start of the run verifies in this one (a resume included); empty: a new random one at every "
+             "launch (the trainer logs it); role:=sims needs the head's; one given to a head must not have started "
+             "this run before", bad=(("a b", ()), ("x" * 65, ()))),
     Argument("key_file", "", "the run's key: every message of the run is signed and checked with it (HMAC-SHA256, "
              "docs/node_graph.md 'Signed messages'); empty: <run_dir>/run.key, created (mode 0600) if absent; "
              "role:=sims needs a copy of the head's",
@@ -306,13 +310,48 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     writable_dir(Path(run_dir), "train_sim: run_dir:=")
     if args.get("resume") == "true" and args.get("role") != "sims":  # a worker host holds none of the run's files
         check_resume(Path(run_dir), resolved)
+    key_file = run_key(args, Path(run_dir).resolve())
+    run_start = _run_start(args)
+    if args.get("role") != "sims" and run_start in started_before(Path(run_dir)):
+        raise ValueError(f"train_sim: run_start:={run_start} started this run before ({Path(run_dir) / STARTS_FILE}): "
+                         f"messages of that start would verify again; leave run_start:= empty for a new one")
     return {
         "config_file": config_file,
         "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
         "run_dir": str(Path(run_dir).resolve()),
         "run_spec": spec.to_json(),
-        "key_file": run_key(args, Path(run_dir).resolve()),
+        "key_file": key_file,
+        "run_start": run_start,
     }
+
+
+STARTS_FILE = "run.starts"  # the starts of a run, one per line (the last: the current one); prepare_files appends
+
+
+def _run_start(args: Mapping[str, str]) -> str:
+    """run_start:= as given (checked: a run id's characters), else a new random nonce; a worker host needs the
+    head's."""
+    import secrets
+
+    from adr_core.run_spec import check_run_id
+
+    if args.get("run_start"):
+        try:
+            return check_run_id(args["run_start"])
+        except ValueError as error:
+            raise ValueError(f"train_sim: run_start:={args['run_start']}: {error}") from None
+    if args.get("role") == "sims":
+        raise ValueError("role:=sims needs run_start:= the head's start of the run (its trainer logs it at start: "
+                         "signatures cover it, so a worker of another start cannot talk to this one)")
+    return secrets.token_hex(8)
+
+
+def started_before(run_dir: Path) -> list[str]:
+    """The starts a run had (``<run_dir>/run.starts``), oldest first."""
+    try:
+        return (run_dir / STARTS_FILE).read_text().split()
+    except OSError:
+        return []
 
 
 def check_resume(run_dir: Path, config: Any) -> None:
@@ -356,7 +395,8 @@ def run_key(args: Mapping[str, str], run_dir: Path) -> str:
 
 def prepare_files(specs: list[NodeSpec]) -> None:
     """What must exist before the nodes start (both launchers call it; resolving a graph writes nothing): the run's
-    key file, created when absent (adr_ros.signing.create_key_file: mode 0600; an existing one is checked)."""
+    key file, created when absent (adr_ros.signing.create_key_file: mode 0600; an existing one is checked), and on
+    the head the start of the run appended to ``<run_dir>/run.starts`` (adr_monitor reads the last one)."""
     from adr_ros.signing import KeyError_, create_key_file
 
     for key_file in sorted({str(s.parameters["key_file"]) for s in specs if s.parameters.get("key_file")}):
@@ -364,6 +404,14 @@ def prepare_files(specs: list[NodeSpec]) -> None:
             create_key_file(key_file)
         except (KeyError_, OSError) as error:
             raise ValueError(f"{error}") from None
+    for spec in specs:
+        if spec.name == "adr_trainer" and spec.parameters.get("run_start"):
+            starts = Path(str(spec.parameters["run_dir"])) / STARTS_FILE
+            try:
+                with starts.open("a") as handle:
+                    handle.write(f"{spec.parameters['run_start']}\n")
+            except OSError as error:
+                raise ValueError(f"cannot write {starts}: {error.strerror or error}") from None
 
 
 def method_name(sampler: str) -> str:
@@ -413,7 +461,7 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     if args["viewer"] == "true":
         nodes.append(NodeSpec("adr_viewer", "viewer_node", "adr_viewer",
                               {"port": int(args["viewer_port"]), "run_id": json.loads(common["run_spec"])["run_id"],
-                               "key_file": common["key_file"]}))
+                               "key_file": common["key_file"], "run_start": common["run_start"]}))
     if args["record"] == "true":
         nodes.append(_recorder(Path(common["run_dir"]) / "bag", TRAIN_TOPICS, args))
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",
