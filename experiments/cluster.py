@@ -66,17 +66,16 @@ def add_arguments(parser: argparse.ArgumentParser, *, default_cpus: float = 1.0)
 
 
 def options(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> Options:
-    """The parsed options, checked: with ``--backend ray``, Ray must be installed and ``--address`` must be a Ray
-    head that takes this machine (``probe``). Drivers call it right after parsing, before they write anything;
-    with ``parser``, a refusal is the parser's one-line error (exit 2), else a ``ClusterError``."""
+    """The parsed options. With ``parser`` (drivers call it right after parsing, before they write anything) they
+    are checked at once: with ``--backend ray``, Ray must be installed and ``--address`` must be a Ray head that takes
+    this machine (``probe``); a refusal is the parser's one-line error (exit 2). Without it the check comes when the
+    pool is made (``RayPool``: a ``ClusterError``, which the runner reports in one line)."""
     cpus = args.cpus_per_job if args.cpus_per_job is not None else getattr(args, "_default_cpus", 1.0)
     opts = Options(args.backend, args.address, float(cpus), float(args.gpus_per_job), int(args.retries))
-    if opts.backend == "ray" and not getattr(args, "report_only", False):
+    if parser is not None and opts.backend == "ray" and not getattr(args, "report_only", False):
         try:
             check(opts)
         except ClusterError as error:
-            if parser is None:
-                raise
             parser.error(str(error))
     return opts
 

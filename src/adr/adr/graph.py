@@ -138,6 +138,9 @@ def exit_status(returncode: int) -> int:
 # cores) and checkpoints that iteration, so it gets more time than the launch default of 5 s before SIGTERM.
 TRAINER_SHUTDOWN_S = 300.0
 SERVED_EXIT_GRACE_S = 10.0  # a helper still running this long after the trainer it served has exited is killed
+# Ctrl-C to a simulator instance or the viewer: an instance finishes the rollout it is in (its own limit: 30 s); on a
+# loaded machine either may need more than the launch default of 10 s to exit, and a killed node ends the launch 137
+INSTANCE_SHUTDOWN_S = 40.0
 
 # the method names of the samplers adr_core registers (a test keeps this equal to adr_core.samplers.method_samplers():
 # this module imports no adr_core at load time, so that a launch file's argument check stays fast); a plug-in
@@ -448,9 +451,11 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
                       shutdown_timeout=TRAINER_SHUTDOWN_S, serves="adr_trainer")]
     learns = json.loads(common["run_spec"])["learns_from_rewards"]  # ADR: a discriminator, reference rollouts
     consumer_nodes = ["adr_trainer", "adr_discriminator"] if learns else ["adr_trainer"]  # of the trajectories
+    # an instance lets a running rollout finish at Ctrl-C (up to its own 30 s): killing it would end the launch 137
     nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": len(consumer_nodes),
                                                           "trajectory_consumer_nodes": consumer_nodes,
-                                                          "frozen_policy": frozen}, respawn=True)
+                                                          "frozen_policy": frozen}, respawn=True,
+                       shutdown_timeout=INSTANCE_SHUTDOWN_S)
               for name in local]
     if args["role"] == "sims":
         return nodes[1:]  # a worker host: the head runs the sampler, discriminator and trainer
@@ -461,7 +466,8 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     if args["viewer"] == "true":
         nodes.append(NodeSpec("adr_viewer", "viewer_node", "adr_viewer",
                               {"port": int(args["viewer_port"]), "run_id": json.loads(common["run_spec"])["run_id"],
-                               "key_file": common["key_file"], "run_start": common["run_start"]}))
+                               "key_file": common["key_file"], "run_start": common["run_start"]},
+                              shutdown_timeout=INSTANCE_SHUTDOWN_S))
     if args["record"] == "true":
         nodes.append(_recorder(Path(common["run_dir"]) / "bag", TRAIN_TOPICS, args))
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",

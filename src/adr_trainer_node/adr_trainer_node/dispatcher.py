@@ -25,12 +25,13 @@ All goal traffic happens in executor callbacks of one mutually exclusive group (
 rclpy's ActionClient registers a goal only after sending it, so sending from another thread races with the
 response (observed as "Ignoring unexpected goal response" and a lost goal).
 
-With the run's key (always, in a graph), a goal is signed for its instance and the trainer believes only the
-instance's signed feedback, on the action's feedback topic: STAGE_ACCEPTED (queued there: the goal is answered) and
-STAGE_FINISHED (success and message: the goal's outcome). The action's goal response and result service carry no
-signature, and a server that is not part of the run, started under an instance's name, answers them too (first:
-issue 61, its "rejected" answers and unsigned results were taken and the run took 2.8x as long); they are not read.
-Without a key (unit tests) the goal response and the result are used as they come.
+With the run's key (always, in a graph), a goal is signed for its instance, sent on the action's goal service
+(``GoalSender``), and the trainer believes only the instance's signed feedback, on the action's feedback topic:
+STAGE_ACCEPTED (queued there: the goal is answered) and STAGE_FINISHED (success and message: the goal's outcome).
+The action's goal response and result service carry no signature, and a server that is not part of the run, started
+under an instance's name, answers them too (first: issue 61, its "rejected" answers and unsigned results were taken
+and the run took 2.8x as long); they are not read. Without a key (unit tests) an rclpy ActionClient is used, and the
+goal response and the result as they come.
 """
 from __future__ import annotations
 
@@ -63,6 +64,24 @@ def feedback_topic(instance: str) -> str:
     return f"{topics.roll_out_action(instance)}/_action/feedback"
 
 
+class GoalSender:
+    """An instance's rollout action, signed mode: only its goal service, called as a plain service. The goal response
+    and result are not read (the instance's signed feedback is; module docstring), so no rclpy ActionClient is
+    needed, and none then handles the status, goal and result traffic a stranger's server under the instance's name
+    adds (with one that accepted goals, the trainer's executor crashed in rclpy's C++ code: issue 61)."""
+
+    def __init__(self, node: Node, instance: str, group: Any) -> None:
+        self._client = node.create_client(RollOut.Impl.SendGoalService,
+                                          f"{topics.roll_out_action(instance)}/_action/send_goal",
+                                          qos_profile=qos.CRITICAL_SERVICE, callback_group=group)
+
+    def server_is_ready(self) -> bool:
+        return self._client.service_is_ready()
+
+    def send_goal_async(self, goal: RollOut.Goal, goal_uuid: UUID) -> Future:
+        return self._client.call_async(RollOut.Impl.SendGoalService.Request(goal_id=goal_uuid, goal=goal))
+
+
 @dataclass
 class _InFlight:
     name: str  # the instance
@@ -91,10 +110,11 @@ class RolloutDispatcher:
         self._node = node
         self._signing = signing  # goals signed, results checked (adr_ros.signing); None only in unit tests
         group = MutuallyExclusiveCallbackGroup()
-        self._clients = {name: ActionClient(node, RollOut, topics.roll_out_action(name), callback_group=group,
-                                             goal_service_qos_profile=qos.CRITICAL_SERVICE,
-                                             result_service_qos_profile=qos.CRITICAL_SERVICE)
-                         for name in instances}
+        self._clients: dict[str, Any] = {
+            name: GoalSender(node, name, group) if signing is not None else
+            ActionClient(node, RollOut, topics.roll_out_action(name), callback_group=group,
+                         goal_service_qos_profile=qos.CRITICAL_SERVICE, result_service_qos_profile=qos.CRITICAL_SERVICE)
+            for name in instances}
         self._timeout = rollout_timeout
         self._answer_timeout = min(answer_timeout, rollout_timeout)
         self._unanswered_in_a_row: Counter[str] = Counter()  # instance -> unanswered goals since its last answer
