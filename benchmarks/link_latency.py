@@ -25,6 +25,7 @@ import argparse
 import csv
 import json
 import os
+import secrets
 import signal
 import sys
 import time
@@ -58,7 +59,8 @@ def run_configuration(name: str, delay_ms: float | None, split: bool, args: argp
     """One run: the whole graph in one namespace (``split`` False), or head and worker across a veth pair
     (``delay_ms`` None) or the delayed link."""
     run_dir = out / name.replace(",", "").replace(" ", "_")
-    extra = (f"instances:={args.instances}", f"run_id:={RUN_ID}")
+    # the worker needs the head's start of the run (docs/node_graph.md): one new start per configuration
+    extra = (f"instances:={args.instances}", f"run_id:={RUN_ID}", f"run_start:={secrets.token_hex(8)}")
     with hosts(workers=1, link_delay_ms=delay_ms) as made:
         head, worker = made["head"], made["worker1"]
         started = time.perf_counter()

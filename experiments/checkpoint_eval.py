@@ -11,12 +11,12 @@ it.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from adr_core.base.checkpoint import CheckpointError
+from adr_core.cli_types import ArgumentParser
 from adr_core.envs import make_env
 from adr_core.evaluation.policies import load_policy
 from experiments.landing import FINAL_SEED, evaluate_callable
@@ -31,7 +31,7 @@ def evaluate(run: Path, name: str, episodes: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.checkpoint_eval", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m experiments.checkpoint_eval", description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="run directories (with checkpoints/)")
     parser.add_argument("--checkpoints", nargs="+", default=["best.pt", "latest.pt"],
                         help="file names in each run's checkpoints/ [best.pt latest.pt]")

@@ -44,24 +44,51 @@ class Options:
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, default_cpus: float = 1.0) -> None:
+    from adr_core.cli_types import at_least, non_negative_number, positive_number
+
     group = parser.add_argument_group("where the jobs run")
     group.add_argument("--backend", choices=BACKENDS, default="local",
                        help="local: a pool on this machine (--parallel at a time); ray: a Ray task per job on the "
                             "cluster at --address, as many at a time as its CPUs allow (--parallel is not used)")
     group.add_argument("--address", default=None, metavar="auto|HOST:PORT",
                        help="ray: the cluster to join: auto (the one `ray start` runs on this machine) or its head's "
-                            "HOST:PORT; default: a Ray instance on this machine for this command only")
-    group.add_argument("--cpus-per-job", type=float, default=None,
+                            "HOST:PORT (its GCS port, 6379 by default); default: a Ray instance on this machine for "
+                            "this command only. Checked before anything is written: a wrong address of any kind is "
+                            f"one line within {2 * PROBE_TIMEOUT_S:g} s. A cluster with token authentication needs "
+                            "its token here: RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (docs/cluster.md)")
+    group.add_argument("--cpus-per-job", type=positive_number("CPUs"), default=None,
                        help=f"ray: CPUs each job reserves (default {default_cpus:g}: the threads one job uses)")
-    group.add_argument("--gpus-per-job", type=float, default=0.0, help="ray: GPUs each job reserves [0]")
-    group.add_argument("--retries", type=int, default=3,
+    group.add_argument("--gpus-per-job", type=non_negative_number("GPUs"), default=0.0,
+                       help="ray: GPUs each job reserves [0]")
+    group.add_argument("--retries", type=at_least(0), default=3,
                        help="ray: times a job is run again when its node or worker process dies [3]")
     parser.set_defaults(_default_cpus=default_cpus)
 
 
-def options(args: argparse.Namespace) -> Options:
+def options(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> Options:
+    """The parsed options. With ``parser`` (drivers call it right after parsing, before they write anything) they
+    are checked at once: with ``--backend ray``, Ray must be installed and ``--address`` must be a Ray head that takes
+    this machine (``probe``); a refusal is the parser's one-line error (exit 2). Without it the check comes when the
+    pool is made (``RayPool``: a ``ClusterError``, which the runner reports in one line)."""
     cpus = args.cpus_per_job if args.cpus_per_job is not None else getattr(args, "_default_cpus", 1.0)
-    return Options(args.backend, args.address, float(cpus), float(args.gpus_per_job), int(args.retries))
+    opts = Options(args.backend, args.address, float(cpus), float(args.gpus_per_job), int(args.retries))
+    if parser is not None and opts.backend == "ray" and not getattr(args, "report_only", False):
+        try:
+            check(opts)
+        except ClusterError as error:
+            parser.error(str(error))
+    return opts
+
+
+def check(opts: Options) -> None:
+    """What can be known before joining: Ray importable, and a head at ``--address`` (``probe``)."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise ClusterError(f"--backend ray needs Ray, which is not installed here: {INSTALL_HINT}") from None
+    if opts.address in (None, "local"):
+        return
+    probe(_auto_address() if opts.address == "auto" else opts.address)
 
 
 class LocalPool:
@@ -118,8 +145,7 @@ class RayPool:
         self.ray, self.opts = ray, opts
         python_path = os.pathsep.join(_import_paths())
         where = opts.address or "this machine (a Ray instance for this command)"
-        if opts.address not in (None, "auto", "local"):
-            _check_reachable(opts.address)
+        check(opts)  # a wrong address of any kind: one line within 2 x PROBE_TIMEOUT_S (Ray retries for minutes)
         try:
             ray.init(address=opts.address, runtime_env={"env_vars": {"PYTHONPATH": python_path}},
                      include_dashboard=False, logging_level=logging.WARNING, log_to_driver=True)
@@ -168,21 +194,92 @@ def _import_paths() -> list[str]:
     return list(dict.fromkeys(p for p in paths if p))
 
 
-def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
-    """A HOST:PORT head that does not answer within ``timeout_s``: one line at once (Ray itself retries for
-    minutes before it gives up)."""
+PROBE_TIMEOUT_S = 4.0  # for the TCP connection and for the GCS's answer: a wrong address is one line within 8 s
+
+
+def _auto_address() -> str:
+    """``--address auto``: the cluster ``ray start`` runs on this machine (as ray.init finds it), or one line."""
+    from ray._private import services
+
+    try:
+        address = services.canonicalize_bootstrap_address("auto")
+    except (ConnectionError, ValueError, RuntimeError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ClusterError(f"--address auto: {first}") from None
+    if address is None:
+        raise ClusterError("--address auto: no Ray cluster runs on this machine (start one with `ray start --head`, or "
+                           "leave --address out for a Ray instance of this command)")
+    return str(address)
+
+
+def local_token() -> tuple[str, str] | None:
+    """This machine's Ray token and where it comes from, where Ray itself looks: $RAY_AUTH_TOKEN,
+    $RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token."""
+    if os.environ.get("RAY_AUTH_TOKEN", "").strip():
+        return os.environ["RAY_AUTH_TOKEN"].strip(), "$RAY_AUTH_TOKEN"
+    for path in (os.environ.get("RAY_AUTH_TOKEN_PATH"), str(Path.home() / ".ray" / "auth_token")):
+        if path and os.path.isfile(path):
+            try:
+                return Path(path).read_text().strip(), path
+            except OSError:
+                continue
+    return None
+
+
+def probe(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
+    """A Ray head at ``address`` (HOST:PORT of its GCS) that takes this machine, or one ``ClusterError`` line, within
+    two ``timeout_s``: a TCP connection (nothing answers there: refused, unreachable, silent), then one call of the
+    GCS's own gRPC service (something else answers there: the dashboard's HTTP port 8265, another server, a proxy),
+    made without and, where the cluster asks for one, with this machine's token (token authentication, Ray >= 2.52:
+    a missing or other token is named). Ray's own ray.init retries each of these for minutes. When the cluster
+    takes our token, ``RAY_AUTH_MODE=token`` is set for ray.init."""
     import socket
 
     host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ClusterError(f"--address must be auto or HOST:PORT (the head's GCS port, 6379 by default), got "
                            f"{address!r}")
     try:
-        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
     except OSError as error:
         reason = error.strerror or str(error) or type(error).__name__
         raise ClusterError(f"cannot join the Ray cluster at {address}: nothing answers there ({reason}); is its "
                            f"head started (ray start --head)?") from None
+    code, detail = _gcs_call(address, None, timeout_s)
+    if code == "UNAUTHENTICATED":
+        token = local_token()
+        if token is None:
+            raise ClusterError(f"the Ray cluster at {address} uses token authentication and this machine has no "
+                               f"token: export RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<the cluster's token> "
+                               f"(docs/cluster.md, 'Token')")
+        code, detail = _gcs_call(address, token[0], timeout_s)
+        if code == "UNAUTHENTICATED":
+            raise ClusterError(f"the Ray cluster at {address} refused this machine's token (from {token[1]}): export "
+                               f"RAY_AUTH_MODE=token RAY_AUTH_TOKEN=<the cluster's token> (docs/cluster.md, 'Token')")
+        if code == "OK":
+            os.environ.setdefault("RAY_AUTH_MODE", "token")
+    if code != "OK":
+        raise ClusterError(f"cannot join the Ray cluster at {address}: something answers there, but not a Ray "
+                           f"head's GCS ({code}: {detail}); give the head's GCS port (6379 by default; 8265 is its "
+                           f"dashboard)")
+
+
+def _gcs_call(address: str, token: str | None, timeout_s: float) -> tuple[str, str]:
+    """One GetClusterId call to the GCS at ``address``: ("OK", "") or (the gRPC status name, its first line)."""
+    import grpc
+    from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc
+
+    channel = grpc.insecure_channel(address.removeprefix("ray://"), options=[("grpc.enable_http_proxy", 0)])
+    try:
+        stub = gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel)
+        metadata = [("authorization", f"Bearer {token}")] if token else None
+        stub.GetClusterId(gcs_service_pb2.GetClusterIdRequest(), timeout=timeout_s, metadata=metadata)
+        return "OK", ""
+    except grpc.RpcError as error:
+        details = (error.details() or "").strip().splitlines()
+        return error.code().name, details[0][:160] if details else ""
+    finally:
+        channel.close()
 
 
 def _one_line(error: BaseException) -> str:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.cli_types import ArgumentParser
 from experiments import cluster, runner
 
 ENVS = {"Pendulum-v1": {"steps": 20_000, "learning_starts": 1000, "eval_every": 1000},
@@ -215,7 +216,7 @@ def print_result(result: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--envs", nargs="+", default=list(ENVS), choices=list(ENVS))
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=ALGORITHMS)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -225,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     runner.add_arguments(parser, parallel_help="runs at a time (one torch thread each)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    where = cluster.options(args, parser)  # checked before anything is written (--out included)
     results_file = args.out / "runs.jsonl"
     if args.report_only:
         results = runner.finished(results_file, key)
@@ -235,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
                  "eval_every": ENVS[e]["eval_every"], "eval_episodes": args.eval_episodes}
                 for e in args.envs for s in args.seeds for a in args.algorithms for side in SIDES]
         results = runner.run(jobs, run_job, key=key, results=results_file, parallel=args.parallel,
-                             on_result=print_result, cluster=cluster.options(args))
+                             on_result=print_result, cluster=where)
+    args.out.mkdir(parents=True, exist_ok=True)
     text = report(results, args.out)
     (args.out / "parity.md").write_text(text)
     print(text)

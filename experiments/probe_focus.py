@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.cli_types import ArgumentParser
 from adr_core.envs import env_record
 from experiments import cluster, runner
 
@@ -167,7 +168,7 @@ def print_result(result: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", choices=sorted(ENVS), default="lunar")
     parser.add_argument("--variants", nargs="+", default=list(PROTOCOL), choices=list(VARIANTS),
                         help=f"default: the protocol's {list(PROTOCOL)}; issue 32's samplers: {list(BEYOND)}; "
@@ -176,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     runner.add_arguments(parser, parallel_help="probes at a time (each one process, one thread)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    where = cluster.options(args, parser)  # checked before anything is written (--out included)
     jobs = [{"env": args.env, "variant": v, "seed": s, "out": str(args.out), "dir": f"{args.env}_{v}_s{s}"}
             for s in args.seeds for v in args.variants]
     results_file = args.out / "runs.jsonl"
@@ -184,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         results = runner.finished(results_file, key)
     else:
         results = runner.run(jobs, probe, key=key, results=results_file, parallel=args.parallel, threads=True,
-                             on_result=print_result, cluster=cluster.options(args))
+                             on_result=print_result, cluster=where)
+    args.out.mkdir(parents=True, exist_ok=True)
     text = (table(results) + "\n## The learnable region (success 20-80 %)\n\n" + learnable_table(results) + "\n"
             + detects(results, args.out))
     (args.out / "focus_table.md").write_text(text)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from adr_core.cli_types import ArgumentParser
 from adr_core.envs import env_record, make_env
 
 FIELDS = ("seed", "puck_x", "puck_y", "goal_x", "goal_y", "final_distance")
@@ -287,7 +288,7 @@ def paths_figure(run: Path, seeds: Sequence[int], out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in ("planner", "scripted", "policy"):
         p = sub.add_parser(name)

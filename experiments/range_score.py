@@ -53,7 +53,9 @@ def score_run(run: Path, episodes: int, seed: int, workers: int) -> dict[str, ob
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="range_score", description=__doc__,
+    from adr_core.cli_types import ArgumentParser
+
+    parser = ArgumentParser(prog="range_score", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", type=Path, help="run directories (or checkpoints)")
     parser.add_argument("--episodes", type=int, default=50, help="episodes per part [50]")

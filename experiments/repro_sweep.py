@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.cli_types import ArgumentParser
 from adr_core.evaluation.solved import solved_criterion
 
 
@@ -177,7 +178,7 @@ def focus_table(sweep: Sweep, runs: dict[int, Path], method: str = "ADR") -> str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("report", type=Path, help="adr-report output directory")
     parser.add_argument("--env", default="adr/LunarLander-v0")
     parser.add_argument("--runs", type=Path, help="folder of the run directories (for the ADR focus figure)")

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from adr_core.cli_types import ArgumentParser
 from adr_core.samplers import PAPER_METHODS
 from experiments import cluster
 from experiments import repro_grid as rg
@@ -44,7 +45,7 @@ GRID_STAMP = "grid.json"
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     cpus = os.cpu_count() or 1
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     grid = parser.add_argument_group("grid")
     grid.add_argument("--envs", nargs="+", default=["adr/LunarLander-v0"])
     grid.add_argument("--methods", nargs="+", default=DEFAULT_METHODS, choices=list(rg.method_samplers()))
@@ -78,6 +79,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(_old_backend_spelling(sys.argv[1:] if argv is None else argv))
     if args.run_as == "graph" and args.max_iterations is not None:
         parser.error("--max-iterations applies to --run-as adr-train only")
+    if not args.dry_run:
+        args.cluster = cluster.options(args, parser)  # checked before anything is written (--out included)
     if args.threads is None:
         args.threads = 1 if args.backend == "ray" else max(1, cpus // max(1, args.parallel))
     if args.backend == "ray" and args.cpus_per_job is None:
@@ -318,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if pending:
         try:
-            GridRunner(args.out, options, args.parallel, args.domain_base, cluster.options(args)).run_all(pending)
+            GridRunner(args.out, options, args.parallel, args.domain_base, args.cluster).run_all(pending)
         except cluster.ClusterError as error:
             print(f"reproduce: {error}", file=sys.stderr)
             return 2

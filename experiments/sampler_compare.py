@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.cli_types import ArgumentParser
 from experiments.repro_sweep import Sweep, load_sweep, runs_of, sweep_markdown
 
 RANGES = {"hard end": (8.0, 11.0), "full range": (-math.inf, math.inf)}  # LunarLander main engine, inclusive
@@ -276,7 +277,7 @@ def parse_method(text: str) -> tuple[str, Path, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="adr/LunarLander-v0")
     parser.add_argument("--method", type=parse_method, action="append", required=True,
                         metavar="NAME=REPORT_DIR:LABEL")

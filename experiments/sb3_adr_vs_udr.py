@@ -17,6 +17,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from adr_core.cli_types import ArgumentParser
+
 HARD = (8.0, 9.0, 10.0, 11.0)
 
 
@@ -71,7 +73,7 @@ def verdict(runs: dict[str, dict[int, dict]]) -> tuple[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("directory", type=Path, help="the --json files' folder (runs/sb3_adr_vs_udr)")
     args = parser.parse_args(argv)
     runs = load(args.directory)

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from adr_core.cli_types import ArgumentParser
 from experiments.landing import FINAL_SEED, evaluate_callable, first_landing
 
 HYPER = {
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     from adr_core.training.config import TrainConfig
     from experiments.sb3_clock import EvaluationClock
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="adr/ErgoReacher-v0")
     parser.add_argument("--hyper", choices=sorted(HYPER), default="defaults")
     parser.add_argument("--sampler", choices=("udr", "adr"), default="udr")

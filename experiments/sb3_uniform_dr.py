@@ -20,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from adr_core.cli_types import ArgumentParser
 from adr_core.envs import make_env
 
 
@@ -51,7 +52,7 @@ def build_model(algorithm: str, env: gym.Env, batch: int, hidden: list[int], lea
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--algorithm", choices=("ddpg", "td3"), default="ddpg")
     parser.add_argument("--env", default="adr/LunarLander-v0")
     parser.add_argument("--steps", type=int, default=5000, help="env steps (SB3 total_timesteps)")

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from adr_core.cli_types import ArgumentParser
 from experiments.landing import ENV_ID, FINAL_SEED, evaluate_callable, first_landing
 
 ZOO = {
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from adr_core.envs import make_env
     from experiments.sb3_clock import EvaluationClock
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--algorithm", choices=sorted(ZOO), required=True)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, default=10_000)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import yaml
 
+from adr_core.cli_types import ArgumentParser
 from experiments import cluster
 
 READY = "adr-standin-arm: XL-320 motors"
@@ -94,7 +95,7 @@ def deploy(run: Path, setting: str, args: argparse.Namespace, results: Path, env
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, nargs="+", required=True,
                         help="run directories of ErgoReacher (or, --task pusher, ErgoPusher) policies")
     parser.add_argument("--task", choices=("reacher", "pusher"), default="reacher",
@@ -116,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.max_speed is not None and not 0.05 <= args.max_speed <= 7.0:
         parser.error(f"--max-speed {args.max_speed:g}: the driver takes 0.05-7 rad/s")
+    where = cluster.options(args, parser)  # checked before anything is written (--out included)
     if args.settings is None:
         args.settings = ["reference", "slippery", "rough"] if args.task == "pusher" else ["reference", "weak_torque"]
     wanted = {"reacher": "adr/ErgoReacher-v0", "pusher": "adr/ErgoPusher-v0"}[args.task]
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     failures = 0
     if jobs:
         try:
-            pool = cluster.pool(cluster.options(args), args.parallel, threads=True)
+            pool = cluster.pool(where, args.parallel, threads=True)
         except cluster.ClusterError as error:
             print(f"standin_transfer: {error}; nothing was deployed", file=sys.stderr)
             return 2

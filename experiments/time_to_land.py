@@ -57,6 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adr_core.cli_types import ArgumentParser
 from experiments import cluster, runner
 from experiments.landing import ENV_ID, FINAL_SEED, LANDED, curve_from_evaluation_csv, evaluate_callable, first_landing
 
@@ -286,7 +287,7 @@ def key(result: dict) -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", nargs="+", choices=RUNS, help="default: those of the preset's env (see above)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--preset", default="lunar_lander_adr_fast", help="our packaged experiment (or YAML path)")
@@ -303,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     args.runs = args.runs or list(DEFAULT_RUNS[args.env])
     if args.cpus_per_job is None:  # on Ray each run reserves the threads it uses: SB3's --sb3-threads, ours one
         args.cpus_per_job = float(args.sb3_threads if any(r.startswith("sb3_") for r in args.runs) else 1)
-    args.out.mkdir(parents=True, exist_ok=True)
+    where = cluster.options(args, parser)  # checked before anything is written (--out included)
     results_file = args.out / "runs.jsonl"
     if args.report_only:
         results = runner.finished(results_file, key)
@@ -312,9 +313,10 @@ def main(argv: list[str] | None = None) -> int:
         jobs = [{"name": name, "seed": seed} for seed in args.seeds for name in args.runs]
         results = runner.run(jobs, lambda job: run_job(job, args), key=key, results=results_file,
                              parallel=args.parallel, threads=True, on_result=print_result,
-                             cluster=cluster.options(args))
+                             cluster=where)
     if not results:
         parser.error(f"no finished runs in {args.out}")
+    args.out.mkdir(parents=True, exist_ok=True)
     summary = summarize(results, args.env)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     text = markdown(summary)

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from adr_core.cli_types import ArgumentParser
 from adr_deploy.transfer_report import Episode, TransferError, load
 
 ALPHA = 0.05
@@ -122,8 +123,8 @@ def markdown(decisions: Sequence[SettingDecision], claim_settings: Sequence[str]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0],
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("root", help="the folder standin_transfer wrote (<setting>/<method>_seed<k>.jsonl)")
     parser.add_argument("--out", help="where transfer_claims.md/.json go (default: <root>/report)")
     parser.add_argument("--claim-settings", nargs="+", default=["slippery", "rough"],

@@ -1,10 +1,14 @@
 """Keys and signing for tests that talk to the graph's nodes directly (adr_ros.signing): every node of a run checks
-that what it receives is signed with the run's key, so a test's own messages and calls must be signed too."""
+that what it receives is signed with the run's key, so a test's own messages and calls must be signed too; a call or
+goal for one node is signed for it (``sign(msg, to=SAMPLER)``)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from adr_ros.signing import KEY_FILE, RunSigning, create_key_file
+
+SAMPLER = "/adr_sampler"  # the node names requests are signed for (a node started on its own, default name)
+DISCRIMINATOR = "/adr_discriminator"
 
 
 def run_key(directory: Path) -> Path:

@@ -32,7 +32,10 @@ EXTRAS = {
     "export": ["onnx>=1.16", "onnxruntime>=1.18"],
     "tensorboard": ["tensorboard>=2.15"],
     "samplers": ["scikit-learn>=1.3"],  # the alp_gmm sampler's Gaussian mixtures
-    "cluster": ["ray>=2.9"],  # campaigns of whole runs on a Ray cluster (the experiment drivers' --backend ray)
+    # campaigns of whole runs on a Ray cluster (the experiment drivers' --backend ray): every node of a cluster must run
+    # the same Ray, and token authentication (docs/cluster.md) exists from 2.52 on; its dependencies are pinned in
+    # requirements/constraints.txt
+    "cluster": ["ray==2.60.0"],
     "identify": ["cma>=3.3", "pybullet>=3.2.6"],  # adr_core.identify's fits of an arm's servo model
 }
 EXTRAS["all"] = sorted({requirement for group in EXTRAS.values() for requirement in group})

@@ -2,8 +2,9 @@
 
 Every option and positional of every tool must carry a declared check (an ``adr_core.cli_types.Checked`` type, or
 argparse ``choices``); a new option without one fails here. Each check names the values it refuses; every one of
-them, fed to the tool, must give one clear error line naming the option, a nonzero exit, no traceback, and write
-nothing (the scratch folder and the working directory stay as they were).
+them, fed to the tool, must give one clear error line naming the option (and nothing else on stderr: no argparse
+usage block, issue 61), a nonzero exit, no traceback, and write nothing (the scratch folder and the working directory
+stay as they were). Every tool's parser is ``adr_core.cli_types.ArgumentParser``, whose errors are that one line.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from adr_core.cli_types import Checked
+from adr_core.cli_types import ArgumentParser, Checked
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ TOOLS: dict[str, Tool] = {
                       lambda s: ["--policy", "adr_core.probe.controllers:lunar_lander_heuristic", "--out",
                                  str(s / "probe")]),
     "adr-deploy-report": Tool("adr_deploy.real_report", "main", lambda s: ["--out", str(s / "report")]),
+    "adr-identify": Tool("adr.identify_cli", "main",
+                         lambda s: ["--env", "adr/ErgoPusher-v0", "--log", str(s / "a_folder"), "--out",
+                                    str(s / "identified")]),
     "adr-standin-arm": Tool("poppy_standin.cli", "main", lambda s: ["--link", str(s / "tty")]),
     "adr_monitor": Tool("adr.monitor", "main", lambda s: []),
     "adr_launch": Tool("adr.launcher", "main", lambda s: ["adr", "train_sim.launch.py"]),
@@ -72,6 +76,21 @@ def test_every_option_of_every_tool_declares_its_check(name: str) -> None:
                  for action in checked_actions(parser_of(TOOLS[name]))
                  if not isinstance(action.type, Checked) and action.choices is None]
     assert not unchecked, f"{name}: options without a declared check (adr_core.cli_types): {unchecked}"
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_every_tool_builds_the_one_line_parser(name: str) -> None:
+    assert isinstance(parser_of(TOOLS[name]), ArgumentParser), f"{name}: not adr_core.cli_types.ArgumentParser"
+
+
+def test_no_command_line_of_the_project_builds_argparses_own_parser() -> None:
+    """Console scripts and experiment drivers alike (experiments/preset_search.py is another change's, issue 61)."""
+    root = Path(__file__).resolve().parents[2]
+    offenders = [str(path.relative_to(root)) for folder in ("src", "experiments")
+                 for path in (root / folder).rglob("*.py")
+                 if "argparse.ArgumentParser(" in path.read_text() and path.name != "preset_search.py"]
+    assert not offenders, f"argparse.ArgumentParser prints its usage block with every error; use " \
+                          f"adr_core.cli_types.ArgumentParser in {offenders}"
 
 
 @pytest.fixture
@@ -123,7 +142,9 @@ def test_a_bad_value_is_one_line_a_nonzero_exit_and_nothing_written(name: str, l
     err = capsys.readouterr().err
     assert exit_info.value.code not in (0, None), f"{name} {argv}: accepted"
     assert "Traceback" not in err, err
-    last = err.strip().splitlines()[-1]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, f"{name} {argv}: {len(lines)} lines on stderr, not one:\n{err}"
+    last = lines[-1]
     prog = parser.prog
     assert last.startswith(f"{prog}:") and (label.lstrip("-") in last or label in last or value in last), last
     assert snapshot(scratch) == before, f"{name} {argv} wrote {set(snapshot(scratch)) - set(before)}"
@@ -138,7 +159,8 @@ def test_the_table_covers_every_console_script_with_a_parser() -> None:
     for setup in root.glob("*/setup.py"):
         scripts |= set(re.findall(r'"([\w-]+) = [\w.]+:\w+"', setup.read_text()))
     nodes = {"discriminator_node", "sampler_node", "sim_node", "trainer_node", "viewer_node", "adr_viewer",
-             "poppy_driver", "policy_runner", "adr_record"}  # rclpy nodes: ROS parameters with descriptors
+             "poppy_driver", "policy_runner", "adr_record",
+             "arm_identifier"}  # rclpy nodes: ROS parameters with descriptors
     assert scripts - nodes == set(TOOLS), scripts - nodes ^ set(TOOLS)
     assert os.path.isdir(root)
 

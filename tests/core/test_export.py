@@ -59,7 +59,8 @@ def test_export_of_something_that_is_not_a_run_is_one_clear_line(tmp_path, capsy
         main([str(tmp_path / "nowhere"), "--format", "onnx"])
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
-    assert error.startswith("usage: adr-export") and "nowhere: no such file or folder" in error
+    assert error.startswith("adr-export: error:") and "nowhere: no such file or folder" in error  # one line
+    assert len(error.strip().splitlines()) == 1
 
 
 def test_export_of_an_actor_that_normalizes_its_observations_carries_the_normalization(tmp_path):

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -102,3 +103,52 @@ def test_a_malformed_module_list_in_a_checkpoint_is_one_line(tmp_path, side_effe
     with pytest.raises(CheckpointError, match="config.env_modules must be a list of module names"):
         load_policy(run)
     assert sys.modules.get(MODULE) is None
+
+
+@pytest.mark.parametrize("env_id", ["toy/Nowhere-v0", "adr/LunarLander-v0"])
+def test_resume_imports_no_module_the_runs_files_name(tmp_path, side_effect, env_id):
+    """Issue 61: ``adr-train --resume`` read the run's config.yaml and imported its env_modules; the graph's trainer
+    and discriminator imported a checkpoint's while comparing configs. A module a run's files name is imported only
+    when the user names it (--env-modules, $ADR_ENV_MODULES), also when the env is registered (the module would
+    otherwise run in the evaluation workers)."""
+    from adr_core.run_dir import check_config
+    from adr_core.training.config import ConfigError, TrainConfig
+
+    marker, env = side_effect
+    run = write_run(tmp_path / "run", env_id)
+    done = run_tool(["adr-train", "--out", str(run), "--resume", "--progress", "false"], env)
+    assert done.returncode == 2 and not marker.exists(), (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines() == [
+        f"adr-train: error: {run / 'config.yaml'} names env module(s) ['{MODULE}'] to import; a file does not make "
+        f"this tool import code: if you trust it, name them yourself with --env-modules {MODULE} "
+        f"(or ADR_ENV_MODULES={MODULE})"], done.stderr
+    saved = TrainConfig().to_dict() | {"env_id": env_id, "env_modules": [MODULE]}
+    with pytest.raises(ConfigError, match="a file does not make this tool import code"):
+        check_config(saved, TrainConfig(), run / "checkpoints" / "agent-000001.pt")  # the trainer node's resume
+    from adr_core.base.checkpoint import CheckpointError
+    from adr_discriminator_node.checkpoint_payload import restore
+
+    payload = {"iteration": 1, "state": {}, "env_id": "adr/LunarLander-v0", "obs_dim": 8, "act_dim": 2, "config": saved}
+    with pytest.raises(CheckpointError, match="a file does not make this tool import code"):
+        restore(SimpleNamespace(obs_dim=8, act_dim=2), payload, TrainConfig(), "discriminator-000001.pt")
+    assert not marker.exists()
+    # named by the user: imported
+    done = run_tool(["adr-train", "--out", str(run), "--resume", "--env-modules", MODULE, "--progress", "false"],
+                    env)
+    assert marker.exists(), (done.stdout, done.stderr)
+
+
+def test_a_graph_resume_imports_no_module_the_runs_config_names(tmp_path, side_effect):
+    """resume:=true is checked by the launchers before any node starts: the run's config.yaml is read as a file's."""
+    from adr.graph import GRAPHS
+
+    marker, _ = side_effect
+    run = write_run(tmp_path / "run", "adr/LunarLander-v0")
+    (run / "checkpoints" / "latest.json").write_text('{"iteration": 1, "files": {"agent": "agent-000001.pt"}}')
+    with pytest.raises(ValueError, match=r"^train_sim: resume:=true run_dir:=.*names env module\(s\) "
+                                         r"\['adr_side_effect_probe'\]"):
+        GRAPHS["train_sim"].nodes({"resume": "true", "run_dir": str(run)})
+    assert not marker.exists()
+    with pytest.raises(ValueError, match=r"resume:=true run_dir:=.*nothing to resume"):
+        GRAPHS["train_sim"].nodes({"resume": "true", "run_dir": str(tmp_path / "no_run")})
+    assert not (tmp_path / "no_run").exists()

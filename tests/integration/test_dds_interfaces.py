@@ -17,7 +17,7 @@ from adr.graph import GRAPHS
 from adr_interfaces.srv import ProposeParameters
 from adr_ros import topics
 from graph_harness.ros_processes import executable, isolated_ros_env, running
-from graph_harness.signing import key_parameter, run_key, signer
+from graph_harness.signing import SAMPLER, key_parameter, run_key, signer
 
 OVERRIDES = "{svpg.num_particles: 2, torch_threads: 1}"
 
@@ -71,7 +71,7 @@ def test_a_node_reads_nothing_from_off_this_host_by_default(ros_domain_id: int, 
         client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
         wait_until(client.service_is_ready, 20.0, "the sampler's propose service")
         # an ordinary ROS process of this host (default transports) still talks to it
-        request = signer(key).sign(ProposeParameters.Request(count=0, iteration=0))
+        request = signer(key).sign(ProposeParameters.Request(count=0, iteration=0), to=SAMPLER)
         answer = result_of(client.call_async(request), 10.0, "propose")
         assert answer.success, answer.message
         sockets = udp_sockets(process.pid)

@@ -32,7 +32,7 @@ from adr_ros.checkpoints import checkpoint_dir, write_manifest
 from adr_ros.run_config import build_config
 from adr_ros.signing import RunSigning
 from graph_harness.ros_processes import executable, isolated_ros_env, running
-from graph_harness.signing import key_parameter, run_key, signer
+from graph_harness.signing import DISCRIMINATOR, key_parameter, run_key, signer
 
 pytestmark = pytest.mark.integration
 
@@ -115,7 +115,8 @@ class Probe:
         return from_field(msg.rewards, np.float64)
 
     def save(self, iteration: int, directory: Path) -> SaveCheckpoint.Response:
-        request = self.signing.sign(SaveCheckpoint.Request(iteration=iteration, directory=str(directory)))
+        request = self.signing.sign(SaveCheckpoint.Request(iteration=iteration, directory=str(directory)),
+                                    to=DISCRIMINATOR)
         return result_of(self.save_client.call_async(request), 10.0, "save_checkpoint")
 
 

@@ -135,11 +135,11 @@ def test_method_replaces_the_config_sampler_and_env_must_agree_with_it() -> None
         "adr/ErgoReacher-v0; drop env:= or choose a config of adr/LunarLander-v0 (adr-train --list)"]
 
 
-def _python_node(name: str, code: str, required: bool = True, shutdown_timeout: float = 10.0):
+def _python_node(name: str, code: str, required: bool = True, shutdown_timeout: float = 10.0, serves: str = ""):
     from adr.graph import NodeSpec
 
     return NodeSpec("adr", "unused", name, required=required, shutdown_timeout=shutdown_timeout,
-                    arguments=(code,))
+                    arguments=(code,), serves=serves)
 
 
 def _run_python_graph(monkeypatch: pytest.MonkeyPatch, specs: list, capsys: pytest.CaptureFixture) -> tuple[int, str]:
@@ -179,6 +179,24 @@ def test_a_required_node_that_ignores_ctrl_c_is_killed_and_the_launch_says_so(
     assert code == 137, output
     assert "adr_trainer ignored Ctrl-C for 1 s; killing it" in output
     assert "adr_trainer had to be killed: whatever it had not written yet (a final checkpoint) is lost" in output
+
+
+def test_a_helper_that_had_to_be_killed_makes_the_launch_exit_137(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    """Issue 61: the launcher exited 0 although it had killed the discriminator (which serves the trainer) for
+    ignoring Ctrl-C: whatever it had not written is lost, so the launch never exits 0 then."""
+    import os
+    import threading
+
+    stubborn = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"
+    obeys = "import time\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    pass"
+    threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()  # the user's Ctrl-C
+    code, output = _run_python_graph(monkeypatch, [
+        _python_node("adr_discriminator", stubborn, shutdown_timeout=1.0, serves="adr_trainer"),
+        _python_node("adr_trainer", obeys)], capsys)
+    assert "adr_trainer exited with code 0" in output and "adr_discriminator ignored Ctrl-C" in output, output
+    assert code == 137, output
+    assert "adr_discriminator had to be killed" in output
 
 
 def test_a_run_dir_under_a_file_and_a_negative_monitor_count_are_refused_in_one_line(tmp_path: Path) -> None:

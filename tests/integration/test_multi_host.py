@@ -6,6 +6,7 @@ deterministic, so "nothing lost" is checked to the bit against the in-process tr
 Needs root (ip netns); skipped where network namespaces cannot be made."""
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -42,7 +43,10 @@ def launch(host: Host, run_dir: Path, ros_env: dict[str, str], *extra: str) -> s
         if not worker_key.exists():
             shutil.copy2(run_key(run_dir), worker_key)  # the documented copy (mode 0600 kept)
         extra = (*extra, f"key_file:={worker_key}")
-    return host.launch(run_dir, ros_env, BUDGET, *extra, f"run_id:={RUN_ID}")
+    # one start of the run for the head and its workers (a worker needs the head's: docs/node_graph.md); each run dir
+    # is a test's own, so each test is a new start
+    start = "start-" + hashlib.sha256(str(run_dir).encode()).hexdigest()[:12]
+    return host.launch(run_dir, ros_env, BUDGET, *extra, f"run_id:={RUN_ID}", f"run_start:={start}")
 
 
 @pytest.fixture(scope="module")

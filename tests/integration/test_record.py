@@ -57,13 +57,17 @@ def test_a_recorded_run_holds_its_proposals_metrics_and_diagnostics(ros_env: dic
 
 
 
-def test_an_existing_bag_folder_is_refused_in_one_line_and_the_run_goes_on(ros_env: dict[str, str],
-                                                                          tmp_path: Path) -> None:
+def test_an_existing_bag_folder_is_refused_in_one_line_before_anything_starts(ros_env: dict[str, str],
+                                                                             tmp_path: Path) -> None:
+    """Issue 61: an existing bag folder used to be refused by the recorder once the graph had started (the run went
+    on without a bag, its key and run directory written); it is a bad launch argument, refused before anything."""
     (tmp_path / "bag").mkdir()
     (tmp_path / "bag" / "keep.txt").write_text("an earlier bag")
     graph = start_graph(tmp_path, ros_env, 300, "instances:=1", "record:=true")
     output = finish(graph, [])
-    assert graph.returncode == 0, output  # the recorder is not required: training finished
-    assert "already exists: choose another bag folder, or allow overwriting it (record_overwrite:=true)" in output
+    assert graph.returncode == 2, output
+    assert output.strip().splitlines() == [
+        f"adr_launch: record:=true: the bag folder {tmp_path / 'bag'} exists already: choose another (run_dir:=) or "
+        f"record_overwrite:=true"]
     assert (tmp_path / "bag" / "keep.txt").read_text() == "an earlier bag"  # nothing lost
-    assert (tmp_path / "checkpoints" / "latest.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bag"]  # no key, no run files

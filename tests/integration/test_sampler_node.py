@@ -14,7 +14,7 @@ from adr_interfaces.srv import ProposeParameters
 from adr_ros import qos, topics
 from adr_ros.arrays import to_field
 from graph_harness.ros_processes import executable, isolated_ros_env, running
-from graph_harness.signing import key_parameter, run_key, signer
+from graph_harness.signing import SAMPLER, key_parameter, run_key, signer
 
 OVERRIDES = "{svpg.num_particles: 2, torch_threads: 1}"
 
@@ -32,7 +32,7 @@ def propose_caller(node, run_dir: Path) -> Callable[[int], ProposeParameters.Res
     wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
 
     def ask(iteration: int) -> ProposeParameters.Response:
-        request = signing.sign(ProposeParameters.Request(count=0, iteration=iteration))
+        request = signing.sign(ProposeParameters.Request(count=0, iteration=iteration), to=SAMPLER)
         return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
     return ask
 
@@ -118,7 +118,8 @@ def test_calls_and_rewards_of_another_run_are_refused(ros_domain_id: int, tmp_pa
         wait_until(lambda: client.service_is_ready(), 20.0, "the sampler's propose service")
 
         def ask(iteration: int, run_id: str = "run-a") -> ProposeParameters.Response:
-            request = signer(key, run_id).sign(ProposeParameters.Request(run_id=run_id, count=0, iteration=iteration))
+            request = signer(key, run_id).sign(ProposeParameters.Request(run_id=run_id, count=0, iteration=iteration),
+                                               to=SAMPLER)
             return result_of(client.call_async(request), 10.0, f"propose iteration {iteration}")
 
         def rewards(run_id: str) -> ParticleRewards:
@@ -154,7 +155,8 @@ def test_unsigned_calls_and_rewards_do_not_steer_the_sampler(ros_domain_id: int,
 
         def ask(iteration: int, signed: bool) -> ProposeParameters.Response:
             request = ProposeParameters.Request(run_id="run-a", count=0, iteration=iteration)
-            return result_of(client.call_async(real.sign(request) if signed else request), 10.0, "propose")
+            return result_of(client.call_async(real.sign(request, to=SAMPLER) if signed else request), 10.0,
+                             "propose")
 
         for _ in range(3):  # the forger's "next iteration" calls
             refused = ask(0, signed=False)

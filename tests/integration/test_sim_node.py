@@ -73,7 +73,8 @@ class Instance:
         """The future of the goal's result."""
         newest = min_policy_version if newest_policy_version is None else newest_policy_version
         goal = self.signing.sign(RollOut.Goal(parameters=parameters, with_reference=with_reference,
-                                              min_policy_version=min_policy_version, newest_policy_version=newest))
+                                              min_policy_version=min_policy_version, newest_policy_version=newest),
+                                 to=f"/{self.name}")
         sent = result_of(self.spin_thread.call(self.client.send_goal_async, goal), 5.0, "send_goal_async")
         handle = result_of(sent, GOAL_TIMEOUT_S, f"{self.name} to accept a goal")
         assert handle.accepted

@@ -6,10 +6,12 @@ import time
 from collections.abc import Callable
 
 import pytest
+import yaml
 from poppy_standin.xl320 import (
     A_MOVING_SPEED,
     A_TORQUE_LIMIT,
     OVERLOAD,
+    SYNC_READ,
     SYNC_WRITE,
     WRITE,
     Xl320Emulator,
@@ -18,8 +20,9 @@ from poppy_standin.xl320 import (
 )
 
 from poppy_driver.arm import JointSample, PoppyArm
+from poppy_driver.bus import BusError
 from poppy_driver.commands import CommandRejected, TrajectoryPoint
-from poppy_driver.config import ArmConfig, ConfigError, load_config
+from poppy_driver.config import ArmConfig, ConfigError, default_config_path, load_config, parse_config
 from poppy_driver.dummy_bus import DummyBus
 from poppy_driver.pypot_bus import Xl320Bus
 
@@ -288,3 +291,48 @@ def test_silent_motors_are_a_bus_fault_too(arm: PoppyArm, emulator: Xl320Emulato
     emulator.set_responding(True)
     run(arm, 3.0, until=lambda: arm.status().connected)
     assert arm.status().connected and run(arm, 0.05) is not None
+
+
+class DroppingEmulator(Xl320Emulator):
+    """The emulated bus, except that the next ``drop`` sync-read requests get no answer (a reply lost on the wire)."""
+
+    drop = 0
+
+    def _answer(self, raw: bytes) -> bytes:
+        reply = super()._answer(raw)
+        if raw[7] == SYNC_READ and self.drop > 0:
+            self.drop -= 1
+            return b""
+        return reply
+
+
+def test_a_missed_reply_is_retried_before_it_is_a_bus_error(tmp_path) -> None:
+    """Issue 61: one sync read that timed out (a loaded machine, a real bus dropping a reply) made set_compliant
+    report 'motors 254 did not respond'. A timed-out read is tried again, ``bus.retries`` times (2), then it is a
+    bus error."""
+    with DroppingEmulator(positions_deg={1: 10.0}, link=tmp_path / "tty") as emulator:
+        config = load_config().with_bus(port=emulator.port)
+        assert config.bus.retries == 2
+        bus = Xl320Bus(config.bus, config.motor_ids)
+        arm = PoppyArm(config, bus, reconnect_period=0.05)
+        try:
+            stiff(arm)
+            emulator.drop = 2
+            outcome = arm.set_compliant(False)
+            assert outcome.ok, outcome.message
+            assert arm.status().connected and bus.retried >= 2 and emulator.drop == 0
+            emulator.drop = 3  # one more than the retries: a bus error, named
+            with pytest.raises(BusError, match=r"sync read on .*did not respond.*\(after 3 tries\)"):
+                bus.read()
+            assert bus.read()[1].torque_enabled  # the next one goes through
+        finally:
+            arm.close()
+
+
+def test_the_retries_are_a_checked_config_value() -> None:
+    data = yaml.safe_load(default_config_path().read_text())
+    data["bus"]["retries"] = 11
+    with pytest.raises(ConfigError, match=r"bus.retries=11 must be an integer in \[0, 10\]"):
+        parse_config(data)
+    data["bus"]["retries"] = 0
+    assert parse_config(data).bus.retries == 0

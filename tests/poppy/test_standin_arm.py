@@ -120,7 +120,7 @@ def test_compliant_joints_fall_under_gravity_and_the_sensors_report_the_motor_fr
 def test_settings_outside_physical_bounds_are_refused_naming_the_value(overrides: dict, message: str) -> None:
     with pytest.raises(StandInError, match=message):
         load("reference", overrides=overrides)
-    with pytest.raises(StandInError, match=r"setting 'nope' is not in .*; known: \['reference', 'weak_torque'\]"):
+    with pytest.raises(StandInError, match=r"setting 'nope' is not in .*; known: \['reference', 'slow_laggy', 'stiff_quick', 'weak_torque', 'worn'\]"):
         load("nope")
 
 

@@ -101,7 +101,7 @@ def expected(graph_name: str, arguments: dict[str, str], real: bool) -> list[tup
 
 
 CASES = [("train_sim", {"budget": "3000", "instances": "3", "record": "true", "run_dir": "/tmp/adr_launch_test",
-                        "run_id": "launch-test"}),
+                        "run_id": "launch-test", "run_start": "launch-test-start"}),
          ("deploy_real", {"checkpoint": "<tiny ErgoReacher run>", "dry_run": "true"})]
 
 
@@ -122,12 +122,15 @@ def tiny_ergo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize(("graph_name", "arguments"), CASES)
 def test_each_launch_file_starts_the_nodes_of_its_graph_description(launch_api: bool, graph_name: str,
                                                                     arguments: dict[str, str],
-                                                                    tiny_ergo_run: Path) -> None:
+                                                                    tiny_ergo_run: Path, tmp_path: Path) -> None:
     if "checkpoint" in arguments:
         arguments = {**arguments, "checkpoint": str(tiny_ergo_run)}
+    if "run_dir" in arguments:
+        arguments = {**arguments, "run_dir": str(tmp_path / "run")}
+    want = expected(graph_name, arguments, launch_api)  # first: launching records the start (run.starts)
     description = load_launch_file(LAUNCH_DIR / f"{graph_name}.launch.py")
     nodes = nodes_of(description, arguments, launch_api)
-    assert nodes == expected(graph_name, arguments, launch_api)
+    assert nodes == want
     # dds_interfaces:=loopback (the default): every node gets the Fast DDS profile that binds its sockets
     assert launch_api or all("FASTRTPS_DEFAULT_PROFILES_FILE" in env for *_, env in nodes)
 
@@ -148,7 +151,32 @@ def test_every_node_of_a_launch_gets_one_run_id_and_every_launch_a_new_one(tmp_p
     assert len(first) == len(second) == 1 and first != second
     assert run_ids_of({"run_id": "head-7"}) == {"head-7"}
     key = create_key_file(tmp_path / "copy.key")
-    assert run_ids_of({"role": "sims", "run_id": "head-7", "sim_ids": "1", "key_file": str(key)}) == {"head-7"}
+    assert run_ids_of({"role": "sims", "run_id": "head-7", "sim_ids": "1", "key_file": str(key),
+                       "run_start": "s1"}) == {"head-7"}
+
+
+def starts_of(arguments: dict[str, str]) -> set[str]:
+    return {s.parameters["run_start"] for s in GRAPHS["train_sim"].nodes(arguments) if "run_start" in s.parameters}
+
+
+def test_every_launch_is_a_new_start_of_the_run_and_a_start_is_never_used_twice(tmp_path: Path) -> None:
+    """Issue 61: a resume with a fixed run_id:= took messages captured in the first start. Every launch draws a new
+    start nonce for all its nodes (signatures cover it); a worker needs the head's; a start a head is given must not
+    have started the run before (run.starts)."""
+    from adr.graph import STARTS_FILE, prepare_files
+
+    arguments = {"viewer": "true", "run_id": "fixed", "run_dir": str(tmp_path / "run")}
+    first, second = starts_of(arguments), starts_of(arguments)
+    assert len(first) == len(second) == 1 and first != second
+    from adr_ros.signing import create_key_file
+
+    key = create_key_file(tmp_path / "copy.key")
+    with pytest.raises(ValueError, match="role:=sims needs run_start:= the head's start"):
+        GRAPHS["train_sim"].nodes({"role": "sims", "run_id": "fixed", "key_file": str(key)})
+    prepare_files(GRAPHS["train_sim"].nodes({**arguments, "run_start": "start-one"}))
+    assert (tmp_path / "run" / STARTS_FILE).read_text() == "start-one\n"
+    with pytest.raises(ValueError, match="run_start:=start-one started this run before"):
+        GRAPHS["train_sim"].nodes({**arguments, "run_start": "start-one"})
 
 
 def test_every_node_of_a_launch_gets_the_runs_key_and_resolving_writes_none(tmp_path: Path) -> None:
@@ -222,7 +250,8 @@ def test_after_ctrl_c_or_a_clean_finish_the_exit_code_stays_zero(launch_api: boo
     assert registered == []
 
 
-def test_a_helper_still_running_after_the_node_it_serves_exited_is_killed(launch_api: bool) -> None:
+def test_a_helper_still_running_after_the_node_it_serves_exited_is_killed(launch_api: bool,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Under ros2 launch, sampler and discriminator serve the trainer's final checkpoint: once the trainer has exited
     they get SERVED_EXIT_GRACE_S, then are killed (a hung sampler does not hold Ctrl-C for its 300 s)."""
     import subprocess
@@ -244,6 +273,9 @@ def test_a_helper_still_running_after_the_node_it_serves_exited_is_killed(launch
         assert all(h.kwargs["target_action"] is trainer for h in handlers)
 
     scheduled: list = []
+    registered: list = []
+    monkeypatch.setattr(bridge, "_exit_code", {"code": 0})  # the trainer finished cleanly
+    monkeypatch.setattr(bridge.atexit, "register", registered.append)
     context = types.SimpleNamespace(asyncio_loop=types.SimpleNamespace(call_later=lambda *a: scheduled.append(a)))
     hung = subprocess.Popen(["sleep", "60"])
     helper = types.SimpleNamespace(process_details={"pid": hung.pid}, return_code=None)
@@ -252,20 +284,24 @@ def test_a_helper_still_running_after_the_node_it_serves_exited_is_killed(launch
     assert delay == bridge.SERVED_EXIT_GRACE_S
     function(*arguments)
     assert hung.wait(timeout=5) == -9  # SIGKILL
+    # a node had to be killed: ros2 launch does not exit 0 (issue 61)
+    assert bridge._exit_code == {"code": 137} and registered == [bridge._exit_with_recorded_code]
     done = types.SimpleNamespace(process_details={"pid": hung.pid}, return_code=0)
     bridge.kill_if_running(done, "adr_sampler")  # already finished: nothing is sent
 
 
-def test_ros2_launch_takes_env_and_sampler_from_the_config(launch_api: bool) -> None:
+def test_ros2_launch_takes_env_and_sampler_from_the_config(launch_api: bool, tmp_path: Path) -> None:
     """The launch file path (ros2 launch) resolves config:= as adr_launch does: the YAML's env and sampler."""
     import json
 
     description = load_launch_file(LAUNCH_DIR / "train_sim.launch.py")
-    arguments = {"config": "pusher3dof_udr", "run_id": "cfg-test"}
+    arguments = {"config": "pusher3dof_udr", "run_id": "cfg-test", "run_start": "cfg-test-start",
+                 "run_dir": str(tmp_path / "run")}
+    want = expected("train_sim", arguments, launch_api)
     nodes = nodes_of(description, arguments, launch_api)
-    assert nodes == expected("train_sim", arguments, launch_api)
-    spec = json.loads(next(s for s in GRAPHS["train_sim"].nodes(arguments) if s.name == "adr_trainer")
-                      .parameters["run_spec"])
+    assert nodes == want
+    again = GRAPHS["train_sim"].nodes({**arguments, "run_start": ""})  # a new start: cfg-test-start has started
+    spec = json.loads(next(s for s in again if s.name == "adr_trainer").parameters["run_spec"])
     assert (spec["env_id"], spec["config"]["sampler"]) == ("adr/Pusher3DOF-v0", "udr")
     with pytest.raises(ValueError, match="env:=adr/ErgoPusher-v0 contradicts config:=pusher3dof_udr"):
         nodes_of(description, {**arguments, "env": "adr/ErgoPusher-v0"}, launch_api)

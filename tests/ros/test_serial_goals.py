@@ -110,7 +110,8 @@ def test_the_sim_node_reserves_the_goals_its_callback_accepts() -> None:
     goals = SerialGoals()
     node: Any = SimpleNamespace(signing=RunSigning(key, "run-a", "adr_sim_0", lambda _: None),
                                 _action="adr/roll_out/adr_sim_0", goals=goals)
-    first, second = (signer.sign(RollOut.Goal(min_policy_version=v, newest_policy_version=v)) for v in (1, 2))
+    first, second = (signer.sign(RollOut.Goal(min_policy_version=v, newest_policy_version=v), to="adr_sim_0")
+                     for v in (1, 2))
     assert SimNode.on_goal_request(node, first) == GoalResponse.ACCEPT
     assert SimNode.on_goal_request(node, second) == GoalResponse.ACCEPT
     forged = RollOut.Goal(min_policy_version=3, newest_policy_version=3)

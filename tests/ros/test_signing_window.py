@@ -84,7 +84,8 @@ def test_sim_node_takes_two_goals_checked_out_of_order_and_refuses_a_replay() ->
 
     ticks = iter((1_000_000_000, 1_005_000_000))
     signer = Signer(KEY, "run-a", "adr_trainer", clock=lambda: next(ticks))
-    first, second = (signer.sign(RollOut.Goal(min_policy_version=v, newest_policy_version=v)) for v in (1, 2))
+    first, second = (signer.sign(RollOut.Goal(min_policy_version=v, newest_policy_version=v), to="adr_sim_0")
+                     for v in (1, 2))
     node = SimpleNamespace(signing=RunSigning(KEY, "run-a", "adr_sim_0", lambda _: None), _action=CHANNEL,
                            goals=SerialGoals())
     assert SimNode.on_goal_request(node, second) == GoalResponse.ACCEPT  # type: ignore[arg-type]

@@ -59,10 +59,11 @@ def test_the_service_refuses_unsigned_calls_and_other_runs_and_signs_its_answer(
     diagnostics = Rejections()
 
     def call(signer: RunSigning, run_id: str) -> SaveCheckpoint.Response:
-        request = signer.sign(SaveCheckpoint.Request(run_id=run_id, iteration=4, directory=str(tmp_path / "k")))
+        request = signer.sign(SaveCheckpoint.Request(run_id=run_id, iteration=4, directory=str(tmp_path / "k")),
+                              to=node.name)  # a request is signed for its server
         response = keeper.serve(request, SaveCheckpoint.Response(), signing=node, channel="/adr/save",
                                 diagnostics=diagnostics, run_dir=tmp_path, run_id="run-a")  # type: ignore[arg-type]
-        assert caller.accept(response, "/adr/save/answer")  # every answer is signed with the run's key
+        assert caller.accept(response, "/adr/save/answer", to_me=True)  # every answer signed for its caller
         return response
 
     unsigned = call(stranger, "run-a")

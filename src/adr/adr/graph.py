@@ -14,6 +14,11 @@ from typing import Any
 
 from adr import dds_interfaces
 
+# A value a launch argument refuses, with the other arguments (name:=value) it is refused beside. SCRATCH stands for a
+# folder holding a file a_file, a folder a_folder and a key a_key (the table-driven test's), BUSY_PORT for a TCP port
+# something listens on.
+Bad = tuple[str, tuple[str, ...]]
+
 
 @dataclass(frozen=True)
 class Argument:
@@ -25,6 +30,22 @@ class Argument:
     choices: tuple[str, ...] = ()
     kind: type = str  # int or float: the value must parse as one (empty allowed when the default is empty)
     bounds: tuple[float, float] | None = None  # int/float: inclusive range
+    bad: tuple[Bad, ...] = ()  # values refused before anything is written or started (besides choices and numbers)
+    unchecked: str = ""  # why no value of this (free-text) argument can be refused at launch
+
+    def bad_values(self) -> list[Bad]:
+        """Every kind of value this argument refuses (``tests/ros/test_launch_bad_input.py`` feeds each to the
+        launcher: one line, a nonzero exit, nothing written)."""
+        values = list(self.bad)
+        if self.choices:
+            values.append(("not_a_choice", ()))
+        if self.kind in (int, float):
+            values += [("abc", ()), ("nan", ())]
+            if self.bounds:
+                low, high = self.bounds
+                values += [(str(int(low) - 1) if self.kind is int else f"{low - 1:g}", ()),
+                           (str(int(high) + 1) if self.kind is int else f"{high + 1:g}", ())]
+        return values
 
     def check(self, value: str) -> None:
         if self.choices and value not in self.choices and not (value == "" and self.default == ""):
@@ -88,9 +109,12 @@ class Graph:
                              f"known: {', '.join(known)}")
 
     def nodes(self, overrides: Mapping[str, str]) -> list[NodeSpec]:
+        """Every argument checked, then the nodes; writes nothing but the DDS profile, once they are known."""
         values = self.resolve(overrides)
+        dds_interfaces.parse(values["dds_interfaces"])
+        specs = self.build(values)
         env = dds_interfaces.node_environment(values["dds_interfaces"])
-        return [replace(spec, env={**env, **spec.env}) for spec in self.build(values)]
+        return [replace(spec, env={**env, **spec.env}) for spec in specs]
 
 
 def describe_exit(name: str, returncode: int) -> str:
@@ -114,6 +138,9 @@ def exit_status(returncode: int) -> int:
 # cores) and checkpoints that iteration, so it gets more time than the launch default of 5 s before SIGTERM.
 TRAINER_SHUTDOWN_S = 300.0
 SERVED_EXIT_GRACE_S = 10.0  # a helper still running this long after the trainer it served has exited is killed
+# Ctrl-C to a simulator instance or the viewer: an instance finishes the rollout it is in (its own limit: 30 s); on a
+# loaded machine either may need more than the launch default of 10 s to exit, and a killed node ends the launch 137
+INSTANCE_SHUTDOWN_S = 40.0
 
 # the method names of the samplers adr_core registers (a test keeps this equal to adr_core.samplers.method_samplers():
 # this module imports no adr_core at load time, so that a launch file's argument check stays fast); a plug-in
@@ -123,7 +150,7 @@ BUILT_IN_METHODS = ("adr", "udr", "baseline", "oracle", "boundary_adr", "learnab
 DDS_INTERFACES = Argument(
     "dds_interfaces", dds_interfaces.DEFAULT, "network interfaces the nodes' DDS (Fast DDS) listens on: loopback "
     "(this host only), all (every interface: sim instances on other hosts), or IPv4 addresses of this host, "
-    "comma-separated (e.g. 10.0.0.5,127.0.0.1)")
+    "comma-separated (e.g. 10.0.0.5,127.0.0.1)", bad=(("nowhere", ()), ("10.255.255.1", ()), ("", ())))
 
 TRAIN_SIM_ARGUMENTS = (
     Argument(
@@ -132,6 +159,7 @@ TRAIN_SIM_ARGUMENTS = (
         "randomized environment id (empty: the config's env_id; adr/LunarLander-v0 without config:=): a registered "
         "one (adr/LunarLander-v0, adr/Pusher3DOF-v0, adr/ErgoReacher-v0, adr/ErgoPusher-v0, or one the config's "
         "env_modules register); with config:= it must name the config's own env",
+        bad=(("adr/NoSuchEnv-v0", ()), ("adr/ErgoReacher-v0", ("config:=lunar_lander_adr_fast",))),
     ),
     Argument(
         "method",
@@ -142,18 +170,27 @@ TRAIN_SIM_ARGUMENTS = (
         "nearby), alp_gmm (absolute learning progress), or a plug-in sampler of the config's sampler_modules (one "
         f"of: {', '.join(BUILT_IN_METHODS)}, ...); empty: the config's sampler (adr without config:=); given with "
         "config:=, it replaces the config's sampler and keeps its agent",
+        bad=(("no_such_method", ()),),
     ),
     Argument("instances", "2", "number of simulator instance nodes", kind=int, bounds=(1, 64)),
     Argument("role", "all", "which nodes this launch starts: all (one host), head (sampler, discriminator, trainer, "
              "viewer, recorder: no simulator instance), sims (only the instances of sim_ids:=, e.g. on a worker "
              "host; every other argument as on the head)", ("all", "head", "sims")),
     Argument("sim_ids", "", "role:=sims: comma-separated instance numbers this host runs, e.g. 0,1 (empty: all "
-             "0..instances-1)"),
+             "0..instances-1)",
+             bad=(("0", ()), ("7", ("role:=sims", "run_id:=r1", "key_file:=SCRATCH/a_key", "run_start:=s1")),
+                  ("x", ("role:=sims", "run_id:=r1", "key_file:=SCRATCH/a_key", "run_start:=s1")))),
     Argument("run_id", "", "id carried in every message of the run; nodes refuse other runs' messages (empty: a new "
-             "random id at every launch, logged by the trainer; role:=sims needs the head's)"),
+             "random id at every launch, logged by the trainer; role:=sims needs the head's)",
+             bad=(("a b", ()), ("x" * 65, ()))),
+    Argument("run_start", "", "this start of the run: a nonce every signature covers, so nothing signed in an "
+             "earlier start of the run verifies in this one (a resume included); empty: a new random one at every "
+             "launch (the trainer logs it); role:=sims needs the head's; one given to a head must not have started "
+             "this run before", bad=(("a b", ()), ("x" * 65, ()))),
     Argument("key_file", "", "the run's key: every message of the run is signed and checked with it (HMAC-SHA256, "
              "docs/node_graph.md 'Signed messages'); empty: <run_dir>/run.key, created (mode 0600) if absent; "
-             "role:=sims needs a copy of the head's"),
+             "role:=sims needs a copy of the head's",
+             bad=(("SCRATCH/missing", ()), ("SCRATCH/a_file", ()), ("SCRATCH/a_folder", ()))),
     Argument("seed", "", "seed of every random generator of the run (empty: the config's seed; 0 without config:=)",
              kind=int, bounds=(0, 2**31 - 1)),
     Argument("budget", "", "agent steps to train for (empty: the config's total_agent_steps, paper 1M)", kind=int,
@@ -165,18 +202,26 @@ TRAIN_SIM_ARGUMENTS = (
         "out with the latest weights while the trainer learns; probe: Algorithm 1 around the frozen policy:= "
         "(no agent updates; adr-probe as a graph, files in run_dir)",
         ("sync", "async", "probe"),
+        bad=(("probe", ()), ("probe", ("policy:=adr_core.probe.controllers:lunar_lander_heuristic", "resume:=true"))),
     ),
     Argument(
         "policy",
         "",
         "mode:=probe: the frozen policy: a run directory / checkpoint of this env, or "
         "module:callable (e.g. adr_core.probe.controllers:lunar_lander_heuristic)",
+        bad=(("SCRATCH/missing", ("mode:=probe",)), ("SCRATCH/a_folder", ("mode:=probe",)),
+             ("adr_core.probe.controllers:no_such_controller", ("mode:=probe",)),
+             ("adr_core.probe.controllers:lunar_lander_heuristic", ())),
     ),
     Argument("iterations", "200", "mode:=probe: ADR iterations", kind=int, bounds=(1, 10**6)),
-    Argument("run_dir", "", "run directory (empty: runs/<env>_<method>_seed<seed>)"),
-    Argument("config", "", "experiment YAML path or packaged name (see adr-train --list); empty: paper defaults"),
-    Argument("overrides", "{}", "extra config keys as a YAML mapping, e.g. {agent.batch_size: 256}"),
-    Argument("resume", "false", "continue the run in run_dir from its latest checkpoint", ("true", "false")),
+    Argument("run_dir", "", "run directory (empty: runs/<env>_<method>_seed<seed>)",
+             bad=(("SCRATCH/a_file", ()), ("SCRATCH/a_file/run", ()))),
+    Argument("config", "", "experiment YAML path or packaged name (see adr-train --list); empty: paper defaults",
+             bad=(("no_such_experiment", ()), ("SCRATCH/a_file", ()))),
+    Argument("overrides", "{}", "extra config keys as a YAML mapping, e.g. {agent.batch_size: 256}",
+             bad=(("{a: [", ()), ("[1, 2]", ()), ("{no_such_key: 1}", ()), ("{agent.batch_size: -3}", ()))),
+    Argument("resume", "false", "continue the run in run_dir from its latest checkpoint", ("true", "false"),
+             bad=(("true", ()),)),
     Argument("device", "", "torch device of the learner and discriminator (empty: the config's device; cpu without "
              "config:=)", ("cpu", "cuda", "auto")),
     Argument("rollout_timeout", "120", "seconds before an unfinished rollout is given to another instance", kind=float,
@@ -186,9 +231,10 @@ TRAIN_SIM_ARGUMENTS = (
     Argument(
         "viewer", "false", "also start adr_viewer: live browser view and rviz particle markers", ("true", "false")
     ),
-    Argument("viewer_port", "8765", "HTTP port of adr_viewer (0: any free port)", kind=int, bounds=(0, 65535)),
+    Argument("viewer_port", "8765", "HTTP port of adr_viewer (0: any free port)", kind=int, bounds=(0, 65535),
+             bad=(("BUSY_PORT", ("viewer:=true",)),)),
     Argument("record", "false", "also record the graph's topics into a rosbag2 bag (MCAP) in <run_dir>/bag",
-             ("true", "false")),
+             ("true", "false"), bad=(("true", ("run_dir:=SCRATCH/a_folder",)),)),
     Argument("record_trajectories", "0.2", "record:=true: full trajectories per second in the bag (0: none)",
              kind=float, bounds=(0, 1000)),
     Argument("record_overwrite", "false", "record:=true: replace an existing bag folder", ("true", "false")),
@@ -252,19 +298,84 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
         resolved = config.with_overrides(overrides)
     except ValueError as error:  # e.g. env:= names no registered env
         raise ValueError(f"train_sim: {error}") from None
+    if resolved.device.startswith("cuda"):  # refused now, not by the trainer after the graph started
+        from adr_core.base.devices import resolve_device
+
+        try:
+            resolve_device(resolved.device)
+        except ValueError as error:
+            raise ValueError(f"train_sim: device:={resolved.device}: {error}") from None
     spec = replace(RunSpec.resolve(resolved), run_id=run_id)  # once, for every node
     env_name = resolved.env_id.split("/")[-1].split("-")[0].lower()
     run_dir = args["run_dir"] or f"runs/{env_name}_{method_name(resolved.sampler)}_seed{resolved.seed}"
     from adr_core.cli_types import writable_dir
 
     writable_dir(Path(run_dir), "train_sim: run_dir:=")
+    if args.get("resume") == "true" and args.get("role") != "sims":  # a worker host holds none of the run's files
+        check_resume(Path(run_dir), resolved)
+    key_file = run_key(args, Path(run_dir).resolve())
+    run_start = _run_start(args)
+    if args.get("role") != "sims" and run_start in started_before(Path(run_dir)):
+        raise ValueError(f"train_sim: run_start:={run_start} started this run before ({Path(run_dir) / STARTS_FILE}): "
+                         f"messages of that start would verify again; leave run_start:= empty for a new one")
     return {
         "config_file": config_file,
         "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
         "run_dir": str(Path(run_dir).resolve()),
         "run_spec": spec.to_json(),
-        "key_file": run_key(args, Path(run_dir).resolve()),
+        "key_file": key_file,
+        "run_start": run_start,
     }
+
+
+STARTS_FILE = "run.starts"  # the starts of a run, one per line (the last: the current one); prepare_files appends
+
+
+def _run_start(args: Mapping[str, str]) -> str:
+    """run_start:= as given (checked: a run id's characters), else a new random nonce; a worker host needs the
+    head's."""
+    import secrets
+
+    from adr_core.run_spec import check_run_id
+
+    if args.get("run_start"):
+        try:
+            return check_run_id(args["run_start"])
+        except ValueError as error:
+            raise ValueError(f"train_sim: run_start:={args['run_start']}: {error}") from None
+    if args.get("role") == "sims":
+        raise ValueError("role:=sims needs run_start:= the head's start of the run (its trainer logs it at start: "
+                         "signatures cover it, so a worker of another start cannot talk to this one)")
+    return secrets.token_hex(8)
+
+
+def started_before(run_dir: Path) -> list[str]:
+    """The starts a run had (``<run_dir>/run.starts``), oldest first."""
+    try:
+        return (run_dir / STARTS_FILE).read_text().split()
+    except OSError:
+        return []
+
+
+def check_resume(run_dir: Path, config: Any) -> None:
+    """resume:=true: ``run_dir`` must hold a graph checkpoint (checkpoints/latest.json), and its config.yaml the
+    config this launch resolved (runtime keys aside). Checked before anything is written or started; the run's
+    config.yaml is read as a file's, so the modules it names are not imported (issue 61)."""
+    from adr_core.base.checkpoint import CheckpointError
+    from adr_core.run_dir import CONFIG_FILE, read_manifest
+    from adr_core.training.config import TrainConfig
+
+    try:
+        read_manifest(run_dir)
+        saved_file = run_dir / CONFIG_FILE
+        if saved_file.is_file():
+            saved = TrainConfig.from_saved_yaml(saved_file)
+            differences = config.differences(saved, ignore=TrainConfig.RUNTIME_FIELDS)
+            if differences:
+                raise CheckpointError(f"{saved_file} was written with another config; differing keys: {differences} "
+                                      f"(give the run's own config:= and overrides:=)")
+    except (CheckpointError, ValueError) as error:
+        raise ValueError(f"train_sim: resume:=true run_dir:={run_dir}: {error}") from None
 
 
 def run_key(args: Mapping[str, str], run_dir: Path) -> str:
@@ -287,7 +398,8 @@ def run_key(args: Mapping[str, str], run_dir: Path) -> str:
 
 def prepare_files(specs: list[NodeSpec]) -> None:
     """What must exist before the nodes start (both launchers call it; resolving a graph writes nothing): the run's
-    key file, created when absent (adr_ros.signing.create_key_file: mode 0600; an existing one is checked)."""
+    key file, created when absent (adr_ros.signing.create_key_file: mode 0600; an existing one is checked), and on
+    the head the start of the run appended to ``<run_dir>/run.starts`` (adr_monitor reads the last one)."""
     from adr_ros.signing import KeyError_, create_key_file
 
     for key_file in sorted({str(s.parameters["key_file"]) for s in specs if s.parameters.get("key_file")}):
@@ -295,6 +407,14 @@ def prepare_files(specs: list[NodeSpec]) -> None:
             create_key_file(key_file)
         except (KeyError_, OSError) as error:
             raise ValueError(f"{error}") from None
+    for spec in specs:
+        if spec.name == "adr_trainer" and spec.parameters.get("run_start"):
+            starts = Path(str(spec.parameters["run_dir"])) / STARTS_FILE
+            try:
+                with starts.open("a") as handle:
+                    handle.write(f"{spec.parameters['run_start']}\n")
+            except OSError as error:
+                raise ValueError(f"cannot write {starts}: {error.strerror or error}") from None
 
 
 def method_name(sampler: str) -> str:
@@ -305,7 +425,6 @@ def method_name(sampler: str) -> str:
 
 
 def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
-    common = run_parameters(args)
     resume = args["resume"] == "true"
     instances = [f"adr_sim_{i}" for i in range(int(args["instances"]))]
     if not instances:
@@ -319,7 +438,12 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
         raise ValueError("mode:=probe cannot resume: start a new probe in another run_dir")
     if probe and int(args["iterations"]) < 1:
         raise ValueError(f"iterations:={args['iterations']} must be >= 1")
+    common = run_parameters(args)
     frozen = _frozen_policy_parameter(args["policy"]) if probe else ""
+    if probe:
+        _check_frozen_policy(frozen, common["run_spec"])
+    if args["viewer"] == "true" and args["role"] != "sims":
+        _check_port_free(int(args["viewer_port"]))
     local = _local_instances(args, instances)
     # The run cannot go on without its sampler, discriminator or trainer: any of them exiting stops the graph.
     # After Ctrl-C, sampler and discriminator keep serving until the trainer has written its final checkpoint.
@@ -327,9 +451,11 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
                       shutdown_timeout=TRAINER_SHUTDOWN_S, serves="adr_trainer")]
     learns = json.loads(common["run_spec"])["learns_from_rewards"]  # ADR: a discriminator, reference rollouts
     consumer_nodes = ["adr_trainer", "adr_discriminator"] if learns else ["adr_trainer"]  # of the trajectories
+    # an instance lets a running rollout finish at Ctrl-C (up to its own 30 s): killing it would end the launch 137
     nodes += [NodeSpec("adr_sim_node", "sim_node", name, {**common, "trajectory_consumers": len(consumer_nodes),
                                                           "trajectory_consumer_nodes": consumer_nodes,
-                                                          "frozen_policy": frozen}, respawn=True)
+                                                          "frozen_policy": frozen}, respawn=True,
+                       shutdown_timeout=INSTANCE_SHUTDOWN_S)
               for name in local]
     if args["role"] == "sims":
         return nodes[1:]  # a worker host: the head runs the sampler, discriminator and trainer
@@ -340,7 +466,8 @@ def _train_sim(args: Mapping[str, str]) -> list[NodeSpec]:
     if args["viewer"] == "true":
         nodes.append(NodeSpec("adr_viewer", "viewer_node", "adr_viewer",
                               {"port": int(args["viewer_port"]), "run_id": json.loads(common["run_spec"])["run_id"],
-                               "key_file": common["key_file"]}))
+                               "key_file": common["key_file"], "run_start": common["run_start"]},
+                              shutdown_timeout=INSTANCE_SHUTDOWN_S))
     if args["record"] == "true":
         nodes.append(_recorder(Path(common["run_dir"]) / "bag", TRAIN_TOPICS, args))
     nodes.append(NodeSpec("adr_trainer_node", "trainer_node", "adr_trainer",
@@ -379,11 +506,54 @@ def _local_instances(args: Mapping[str, str], instances: list[str]) -> list[str]
 def _recorder(bag_dir: Path, topics: tuple[str, ...], args: Mapping[str, str]) -> NodeSpec:
     if float(args["record_trajectories"]) < 0:
         raise ValueError(f"record_trajectories:={args['record_trajectories']} must be >= 0")
+    from adr_core.cli_types import writable_dir
+
+    if bag_dir.exists() and args["record_overwrite"] != "true":  # refused now, not by the recorder once started
+        raise ValueError(f"record:=true: the bag folder {bag_dir} exists already: choose another "
+                         f"({'bag_dir:=' if args.get('bag_dir') else 'run_dir:='}) or record_overwrite:=true")
+    writable_dir(bag_dir, "record:=true: the bag folder")
     # not required: a failing recorder says why and the run goes on; it stops with the others and closes the bag
     return NodeSpec("adr", "adr_record", "adr_recorder",
                     {"bag_dir": str(bag_dir.resolve()), "topics": list(topics),
                      "trajectory_rate": float(args["record_trajectories"]),
                      "overwrite": args["record_overwrite"] == "true"}, shutdown_timeout=30.0)
+
+
+def _check_frozen_policy(frozen: str, run_spec: str) -> None:
+    """mode:=probe: the frozen policy loads and fits the run's env (adr-probe's own check), before any node starts."""
+    from adr_core.probe.policies import load_frozen_policy
+    from adr_core.run_spec import RunSpec
+
+    spec = RunSpec.from_json(run_spec)
+    try:
+        load_frozen_policy(frozen, spec.env_id, spec.randomization_space())
+    except ValueError as error:
+        raise ValueError(f"train_sim: policy:=: {error}") from None
+
+
+def _check_port_free(port: int) -> None:
+    """viewer:=true: the viewer's port (on 127.0.0.1, its default host) takes a server now; 0 picks a free one."""
+    import socket
+
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as error:
+            raise ValueError(f"train_sim: viewer_port:={port} cannot be served ({error.strerror or error}); choose "
+                             f"another port, or viewer_port:=0 for any free one") from None
+
+
+def _check_output_file(name: str, value: str) -> None:
+    """A file a node appends to: not a folder, nothing above it a file, its folder writable."""
+    from adr_core.cli_types import writable_dir
+
+    path = Path(value)
+    if path.is_dir():
+        raise ValueError(f"deploy_real: {name}:={value} is a folder, not a file")
+    writable_dir(path.parent, f"deploy_real: {name}:={value}: its folder")
 
 
 def _frozen_policy_parameter(spec: str) -> str:
@@ -395,8 +565,11 @@ def _frozen_policy_parameter(spec: str) -> str:
 
 DEPLOY_REAL_ARGUMENTS = (
     Argument("checkpoint", "", "trained ErgoReacher/ErgoPusher policy: run directory, checkpoints/ folder, "
-             "latest.json or .pt file (required)"),
-    Argument("port", "", "serial port of the arm's bus (empty: the driver config's /dev/ttyAMA0)"),
+             "latest.json or .pt file (required)",
+             bad=(("", ()), ("SCRATCH/missing", ()), ("SCRATCH/a_folder", ()), ("SCRATCH/a_file", ()))),
+    Argument("port", "", "serial port of the arm's bus (empty: the driver config's /dev/ttyAMA0)",
+             unchecked="a port may appear after the launch (an adapter plugged in, the stand-in arm started): the "
+                       "driver reports it every 5 s and gives up after connect_timeout"),
     Argument("connect_timeout", "30", "stop the graph (exit code 3) when the bus has not answered for this long "
              "[s]; the driver reports it every 5 s meanwhile (0: wait forever)", kind=float, bounds=(0, 3600)),
     Argument("dry_run", "false", "true: pypot's dummy simulator instead of the serial bus (no hardware)",
@@ -410,17 +583,21 @@ DEPLOY_REAL_ARGUMENTS = (
              "simulator's 60 Hz)", kind=float, bounds=(1, 1000)),
     Argument("max_speed", "", "moving speed of the servos [rad/s] (empty: the driver's default, 1.5)", kind=float,
              bounds=(0.05, 7)),
-    Argument("results_file", "", "append every episode summary (one JSON object per line) to this file"),
+    Argument("results_file", "", "append every episode summary (one JSON object per line) to this file",
+             bad=(("SCRATCH/a_folder", ()), ("SCRATCH/a_file/results.jsonl", ()))),
     Argument("steps_file", "", "append every step (observation, action, goal, distance; beside the simulator's "
-             "episode at the same goal) as CSV (empty: <results_file stem>_steps.csv when results_file is set)"),
+             "episode at the same goal) as CSV (empty: <results_file stem>_steps.csv when results_file is set)",
+             bad=(("SCRATCH/a_folder", ()), ("SCRATCH/a_file/steps.csv", ()))),
     Argument("record", "false", "also record joint states, commands, goals, episode results and diagnostics into "
              "a rosbag2 bag (MCAP)", ("true", "false")),
-    Argument("bag_dir", "", "record:=true: the bag folder (empty: <checkpoint's run dir>/deploy_bag_<time>)"),
+    Argument("bag_dir", "", "record:=true: the bag folder (empty: <checkpoint's run dir>/deploy_bag_<time>)",
+             bad=(("SCRATCH/a_folder", ("record:=true",)), ("SCRATCH/a_file/bag", ("record:=true",)))),
     Argument("record_trajectories", "0", "unused here (train_sim's)", kind=float),
     Argument("record_overwrite", "false", "record:=true: replace an existing bag folder", ("true", "false")),
     Argument("key_file", "", "the deployment's key: the driver takes commands and the runner puck readings only "
              "signed with it (empty: $ROS_HOME/adr/deploy.key, created when absent, which adr-standin-arm also uses; "
-             "none: the driver's unsigned std interface)"),
+             "none: the driver's unsigned std interface)",
+             bad=(("SCRATCH/missing", ()), ("SCRATCH/a_file", ()))),
     DDS_INTERFACES,
 )
 
@@ -451,6 +628,9 @@ def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
         load_deployable(args["checkpoint"])
     except ValueError as error:
         raise ValueError(f"deploy_real: checkpoint:={args['checkpoint']}: {error}") from None
+    for name in ("results_file", "steps_file"):
+        if args[name]:
+            _check_output_file(name, args[name])
     key_file = deploy_key(args)
     driver: dict[str, Any] = {"rate": float(args["driver_rate"]), "connect_timeout": float(args["connect_timeout"]),
                               "key_file": key_file}

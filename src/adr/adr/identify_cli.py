@@ -37,67 +37,56 @@ def default_torque_cap() -> float:
     return XL320_STALL_TORQUE_NM * load_config().safety.torque_limit / 100.0
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """Bad arguments are one line (``adr-identify: error: ...``), exit 2, no usage block."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
+def _port(text: str) -> str:
+    if not Path(text).exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such port (is the arm plugged in, or adr-standin-arm running "
+                                         f"with --link {text}?)")
+    return text
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="adr-identify", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    from adr_core import cli_types as ct
+
+    parser = ct.ArgumentParser(prog="adr-identify", description=__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", required=True, choices=ENVS, help="the task whose arm is identified")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--port", help="record first: the arm's serial port (the stand-in's pty, /dev/ttyACM0, ...)")
-    source.add_argument("--log", help="fit an existing log: an identification log folder (OUT/log) or its "
-                                      "identify_log.csv, or a deploy steps CSV")
-    parser.add_argument("--out", required=True, help="output folder (new, or empty)")
-    parser.add_argument("--max-speed", type=float, default=None,
+    source.add_argument("--port", type=ct.Checked("existing_path", "serial port", _port, lambda s: [str(s / "tty")]),
+                        help="record first: the arm's serial port (the stand-in's pty, /dev/ttyACM0, ...)")
+    source.add_argument("--log", type=ct.existing_path("identification log"),
+                        help="fit an existing log: an identification log folder (OUT/log) or its identify_log.csv, "
+                             "or a deploy steps CSV")
+    parser.add_argument("--out", required=True, type=ct.output_dir(), help="output folder (new, or empty)")
+    parser.add_argument("--max-speed", type=ct.number_in(0.05, 7.0, "speed [rad/s]"), default=None,
                         help="--port: the driver's moving speed [rad/s] while recording (default: the driver's, 1.5; "
                              "identify at the speed you deploy at)")
-    parser.add_argument("--repeats", type=int, default=2, help="--port: times the excitation is played (1-10) [2]")
-    parser.add_argument("--key-file", default="", help="--port: the deployment's key (default: $ROS_HOME/adr/"
-                                                        "deploy.key, as deploy_real; none: unsigned)")
-    parser.add_argument("--domain-id", type=int, default=None, help="--port: ROS_DOMAIN_ID of the graph")
-    parser.add_argument("--budget", type=int, default=None,
+    parser.add_argument("--repeats", type=ct.integer_in(1, 10, "repeats"), default=2,
+                        help="--port: times the excitation is played (1-10) [2]")
+    parser.add_argument("--key-file", default="", type=ct.text("key file"),
+                        help="--port: the deployment's key (default: $ROS_HOME/adr/deploy.key, as deploy_real; none: "
+                             "unsigned)")
+    parser.add_argument("--domain-id", type=ct.domain_id, default=None, help="--port: ROS_DOMAIN_ID of the graph")
+    parser.add_argument("--budget", type=ct.integer_in(24, 100_000, "evaluations"), default=None,
                         help="CMA-ES evaluations per joint and repeat (default 600; fewer: faster, rougher)")
-    parser.add_argument("--workers", type=int, default=2, help="processes for the fits [2]")
-    parser.add_argument("--seed", type=int, default=0, help="CMA-ES seed [0]")
-    parser.add_argument("--torque-cap", type=float, default=None,
+    parser.add_argument("--workers", type=ct.integer_in(1, 64, "workers"), default=2, help="processes for the fits [2]")
+    parser.add_argument("--seed", type=ct.seed, default=0, help="CMA-ES seed [0]")
+    parser.add_argument("--torque-cap", type=ct.number_in(0.0, 2.0, "torque [N*m]"), default=None,
                         help="the most torque a servo gives [N*m] (default: the XL-320's 0.39 N*m stall torque at the "
                              "driver's torque limit, 70 %%: 0.273); a joint whose log supports less trains over "
                              "[that, cap]; 0: the fit's own range")
-    parser.add_argument("--estimates", default=None,
+    parser.add_argument("--estimates", type=ct.existing_file("identification.json"), default=None,
                         help="with --log: write the outputs from an earlier identification.json instead of fitting "
                              "(e.g. with another --torque-cap)")
     return parser
 
 
 def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """Everything that can be checked before anything is written or started."""
+    """What the options' types cannot check alone, before anything is written or started."""
     out = Path(args.out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         parser.error(f"--out {args.out}: exists and is not an empty folder; choose a new one (nothing written)")
-    if args.port is not None and not Path(args.port).exists():
-        parser.error(f"--port {args.port}: no such port (is the arm plugged in, or adr-standin-arm running with "
-                     f"--link {args.port}?)")
-    if args.log is not None and not Path(args.log).exists():
-        parser.error(f"--log {args.log}: no such file or folder")
-    if args.max_speed is not None and not 0.05 <= args.max_speed <= 7.0:
-        parser.error(f"--max-speed {args.max_speed:g}: the driver allows 0.05-7 rad/s")
-    if not 1 <= args.repeats <= 10:
-        parser.error(f"--repeats {args.repeats}: expected 1-10")
-    if args.budget is not None and not 24 <= args.budget <= 100_000:
-        parser.error(f"--budget {args.budget}: expected 24-100000 evaluations")
-    if not 1 <= args.workers <= 64:
-        parser.error(f"--workers {args.workers}: expected 1-64")
-    if args.domain_id is not None and not 0 <= args.domain_id <= 232:
-        parser.error(f"--domain-id {args.domain_id}: expected 0-232")
-    if args.torque_cap is not None and not 0.0 <= args.torque_cap <= 2.0:
-        parser.error(f"--torque-cap {args.torque_cap:g}: expected 0-2 N*m")
-    if args.estimates is not None and (args.log is None or not Path(args.estimates).is_file()):
-        parser.error("--estimates needs --log (the figure's traces) and an existing identification.json")
+    if args.estimates is not None and args.log is None:
+        parser.error("--estimates needs --log (the figure's traces)")
 
 
 def record(args: argparse.Namespace, log_dir: Path) -> int:

@@ -76,12 +76,23 @@ def graph_arguments(graph: Graph, configurations: Mapping[str, str]) -> dict[str
 
 
 def required_node_exited(name: str, event: ProcessExited, context: LaunchContext) -> list[Shutdown]:
-    """A required node ended: stop the graph and, unless it was stopping anyway, end with its exit code."""
+    """A required node ended: stop the graph and, unless it was stopping anyway, end with its exit code. One killed
+    while the graph stops (it ignored Ctrl-C past its sigterm_timeout: launch sent SIGKILL) makes the exit 137
+    unless a code was recorded before: never 0 when a node had to be killed."""
     if not context.is_shutdown and "code" not in _exit_code:
         _exit_code["code"] = exit_status(int(event.returncode))
         if event.returncode != 0:
             atexit.register(_exit_with_recorded_code)
+    elif context.is_shutdown and int(event.returncode) == -signal.SIGKILL:
+        _record_kill()
     return [Shutdown(reason=describe_exit(name, int(event.returncode)))]
+
+
+def _record_kill() -> None:
+    """A node had to be killed: the launch ends with 137 unless a failure's own code was recorded before."""
+    if _exit_code.get("code", 0) == 0:
+        _exit_code["code"] = exit_status(-signal.SIGKILL)
+        atexit.register(_exit_with_recorded_code)
 
 
 def end_served_helper(helper: Any, name: str, event: ProcessExited, context: LaunchContext) -> None:
@@ -98,7 +109,8 @@ def kill_if_running(helper: Any, name: str) -> None:
     try:
         os.kill(int(details["pid"]), signal.SIGKILL)
     except ProcessLookupError:
-        pass
+        return
+    _record_kill()  # whatever it had not written (its final checkpoint) is lost: the launch does not exit 0
 
 
 def _exit_with_recorded_code() -> None:

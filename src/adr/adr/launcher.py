@@ -40,7 +40,7 @@ from adr.graph import (
     graph_for_launch_file,
     prepare_files,
 )
-from adr_core.cli_types import MAX_DOMAIN_ID, domain_id, text
+from adr_core.cli_types import MAX_DOMAIN_ID, ArgumentParser, domain_id, text
 
 RESPAWN_DELAY_S = 2.0
 
@@ -150,7 +150,7 @@ def run_graph(graph: Graph, specs: list[NodeSpec], env: dict[str, str]) -> int:
         killed = _shutdown(running)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    if killed and status == 0:
+    if killed and status == 0:  # never 0 when a node had to be killed (issue 61: the discriminator, exit 0)
         print(f"[adr_launch] {', '.join(killed)} had to be killed: whatever it had not written yet (a final "
               f"checkpoint) is lost; exiting {exit_status(-signal.SIGKILL)}", flush=True)
         return exit_status(-signal.SIGKILL)
@@ -160,7 +160,7 @@ def run_graph(graph: Graph, specs: list[NodeSpec], env: dict[str, str]) -> int:
 def _shutdown(running: list[_Running]) -> list[str]:
     """Ctrl-C to every node; each gets its ``shutdown_timeout``, or ``SERVED_EXIT_GRACE_S`` after the node it
     ``serves`` has exited (a hung sampler does not hold the graph for the trainer's 300 s); then SIGKILL.
-    Returns the required nodes that had to be killed."""
+    Returns the nodes that had to be killed (any: a killed helper may have lost its final checkpoint too)."""
     killed = []
     for entry in running:
         if entry.process.poll() is None:
@@ -186,8 +186,7 @@ def _shutdown(running: list[_Running]) -> list[str]:
                       flush=True)
                 os.killpg(entry.process.pid, signal.SIGKILL)
                 entry.process.wait()
-                if entry.spec.required and not entry.spec.serves:
-                    killed.append(entry.spec.name)
+                killed.append(entry.spec.name)
                 exited[entry.spec.name] = time.monotonic()
                 entry.pump.join(timeout=1)
                 pending.remove(entry)
@@ -196,8 +195,8 @@ def _shutdown(running: list[_Running]) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="adr_launch", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="adr_launch", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("package", type=text("package"), help="always 'adr' (kept for the same shape as ros2 launch)")
     parser.add_argument("launch_file", type=text("launch file"),
                         help=f"one of: {', '.join(f'{name}.launch.py' for name in GRAPHS)}")

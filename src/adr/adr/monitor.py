@@ -13,16 +13,19 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
-from adr_core.cli_types import at_least, existing_file, positive_number, text
+from adr_core.cli_types import ArgumentParser, at_least, existing_file, positive_number, text
 from adr_interfaces.msg import ParameterSet
 from adr_interfaces.srv import ProposeParameters
 from adr_ros import parameter_sets, qos, topics
+from adr_ros.signing import node_path
+from adr_ros.verified_clients import take_only_verified
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
@@ -30,7 +33,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="adr_monitor", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
@@ -53,7 +56,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--key-file", type=existing_file("key file"),
         help="the run's key (<run_dir>/run.key): needed by --propose; drops proposals not signed with it")
+    parser.add_argument(
+        "--run-start", metavar="START", type=text("run start"),
+        help="the run's current start (signatures cover it; the trainer logs it): default the last one of "
+             "run.starts beside --key-file (the launcher appends every start there)")
     return parser
+
+
+def current_start(key_file: Path) -> str:
+    """The last start of the run whose key is ``key_file`` (``run.starts`` beside it), or ''."""
+    from adr.graph import STARTS_FILE
+
+    try:
+        starts = (Path(key_file).parent / STARTS_FILE).read_text().split()
+    except OSError:
+        return ""
+    return starts[-1] if starts else ""
 
 
 def check_in_space(proposal: parameter_sets.Proposal) -> None:
@@ -106,8 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         from adr_ros.signing import KeyError_, RunSigning
 
         try:
+            start = args.run_start if args.run_start is not None else current_start(args.key_file)
             signing = RunSigning.from_file(args.key_file, args.run_id or "", "/adr_monitor",
-                                           lambda line: print(f"adr_monitor: {line}", file=sys.stderr, flush=True))
+                                           lambda line: print(f"adr_monitor: {line}", file=sys.stderr, flush=True),
+                                           start=start)
         except KeyError_ as error:
             print(f"adr_monitor: {error}", file=sys.stderr)
             return 2
@@ -137,20 +157,21 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     try:
         if args.propose is not None:
-            client = node.create_client(ProposeParameters, topics.PROPOSE_SERVICE)
+            assert signing is not None
+            # only the sampler's signed answer for this client ends the call (a stranger's server answering first
+            # neither blocks nor replaces it)
+            client = take_only_verified(node.create_client(ProposeParameters, topics.PROPOSE_SERVICE),
+                                        lambda reply: signing.accept(reply, topics.PROPOSE_SERVICE, to_me=True))
             if not client.wait_for_service(timeout_sec=args.timeout):
                 print(f"adr_monitor: no sampler serves {topics.PROPOSE_SERVICE}", file=sys.stderr)
                 return 1
             # Let the subscription match the sampler's publisher before the proposals go out.
             while node.count_publishers(topics.PROPOSALS) == 0 and time.monotonic() < deadline:
                 rclpy.spin_once(node, timeout_sec=0.05)
-            assert signing is not None
-            future = client.call_async(signing.sign(ProposeParameters.Request(run_id=args.run_id or "",
-                                                                              count=args.propose, iteration=-1)))
+            request = ProposeParameters.Request(run_id=args.run_id or "", count=args.propose, iteration=-1)
+            future = client.call_async(signing.sign(request, to=node_path(node.get_namespace(), topics.SAMPLER_NODE)))
             rclpy.spin_until_future_complete(node, future, timeout_sec=max(0.0, deadline - time.monotonic()))
             response = future.result()
-            if response is not None and not signing.accept(response, topics.PROPOSE_SERVICE):
-                response = None  # an answer not signed with the run's key: none
             if response is None or not response.success:
                 reason = "timed out" if response is None else response.message
                 print(f"adr_monitor: propose failed: {reason}", file=sys.stderr)

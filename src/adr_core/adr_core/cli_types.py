@@ -5,6 +5,10 @@ the parsers themselves, so an option added later cannot skip validation). Each t
 (``bad_values``): the table-driven test feeds those to every tool and expects one line, a nonzero exit, no traceback
 and nothing written. Checks that need the disk (a folder to write into, a file to read) happen while the arguments
 are parsed, i.e. before a tool writes anything.
+
+Every console script (and experiment driver) builds its parser with ``ArgumentParser`` below: a bad argument is the
+one line ``<prog>: error: <what>`` and exit status 2, where argparse prints its whole usage block first (53 lines for
+adr-train); ``--help`` is unchanged. A tool's own refusals go through ``parser.error`` too, so they read the same.
 """
 from __future__ import annotations
 
@@ -13,10 +17,18 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 MAX_SEED = 2**31 - 1
 MAX_DOMAIN_ID = 232  # the largest ROS_DOMAIN_ID the DDS port mapping accepts (ROS 2 docs, "The ROS_DOMAIN_ID")
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line: ``<prog>: error: <message>``, exit status 2 (``--help`` shows the
+    usage). Sub-parsers made with ``add_subparsers`` are of this class too (argparse uses the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 class Checked:
@@ -99,6 +111,18 @@ def non_negative_number(what: str = "number") -> Checked:
         return value
 
     return Checked("non_negative", f"{what} >= 0", parse, lambda _: ["-0.5", "nan", "inf", "x"])
+
+
+def number_in(low: float, high: float, what: str = "number") -> Checked:
+    """A finite number in [low, high] (speeds, torques)."""
+    def parse(text: str) -> float:
+        value = _number(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value:g} is outside [{low:g}, {high:g}]")
+        return value
+
+    return Checked("bounded_number", f"{what} in [{low:g}, {high:g}]", parse,
+                   lambda _: [f"{low - 1:g}", f"{high + 1:g}", "nan", "inf", "x"])
 
 
 def writable_dir(path: Path, option: str = "--out") -> Path:

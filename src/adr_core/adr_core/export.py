@@ -34,7 +34,7 @@ import torch
 
 from .agents.networks import Actor
 from .base.checkpoint import CheckpointError
-from .cli_types import env_modules_option, existing_path, output_dir, writable_dir
+from .cli_types import ArgumentParser, env_modules_option, existing_path, output_dir, writable_dir
 from .envs import allow_env_modules
 from .evaluation.policies import TrainedPolicy, load_policy
 from .run_dir import resolve_checkpoint
@@ -165,8 +165,8 @@ def run_exported(program: Path, fmt: str, observations: np.ndarray) -> np.ndarra
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="adr-export", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="adr-export", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", metavar="RUN", type=existing_path("run"),
                         help="run directory, checkpoints/ folder, latest.json or .pt file")
     parser.add_argument("--format", required=True, choices=sorted(FILES), help="onnx (onnxruntime) or torchscript")

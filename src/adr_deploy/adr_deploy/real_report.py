@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from adr_core.cli_types import existing_dir, existing_file, output_dir, positive_number
+from adr_core.cli_types import ArgumentParser, existing_dir, existing_file, output_dir, positive_number
 
 SOLVED_DISTANCE = 0.025  # m: both Ergo tasks (adr_core.envs.ergo_jr.SOLVED_DISTANCE; checked by the tests)
 MAX_PANELS = 12
@@ -251,8 +251,8 @@ def _share(value: float) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="adr-deploy-report", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="adr-deploy-report", description=__doc__.split("\n\n")[0],
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("steps_file", nargs="?", type=existing_file("steps CSV"),
                         help="the policy runner's steps CSV (steps_file:=, or <results>_steps.csv)")
     parser.add_argument("--transfer", metavar="DIR", type=existing_dir("transfer results folder"),

@@ -5,7 +5,7 @@ from typing import Any
 
 from adr_core.base.checkpoint import CheckpointError, require_keys
 from adr_core.discriminator import DiscriminatorRewarder
-from adr_core.training.config import TrainConfig
+from adr_core.training.config import ConfigError, TrainConfig
 
 KEYS = ("iteration", "state", "env_id", "obs_dim", "act_dim", "config")
 
@@ -23,7 +23,11 @@ def restore(discriminator: DiscriminatorRewarder, payload: dict[str, Any], confi
     expected = (config.env_id, discriminator.obs_dim, discriminator.act_dim)
     if found != expected:
         raise CheckpointError(f"{source} is for (env, obs_dim, act_dim) = {found}, this run is {expected}")
-    differences = config.differences(TrainConfig.from_dict(payload["config"]), ignore=TrainConfig.RUNTIME_FIELDS)
+    try:  # a file's config: the modules it names are not imported (issue 61)
+        saved = TrainConfig.from_saved(payload["config"], source)
+    except ConfigError as error:
+        raise CheckpointError(str(error)) from None
+    differences = config.differences(saved, ignore=TrainConfig.RUNTIME_FIELDS)
     if differences:
         raise CheckpointError(f"{source} was written with a different config; differing keys: {differences}")
     try:

@@ -38,6 +38,7 @@ from adr_ros.checkpoints import SnapshotKeeper, load_component
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import run_node, trainer_is_running
 from adr_ros.metrics import MetricPublisher
+from adr_ros.receipts import ReceiptSender, is_probe
 from adr_ros.run_config import declare_run, declare_signing
 
 COMPONENT = "discriminator"
@@ -80,7 +81,8 @@ class DiscriminatorNode(Node):
         self.buffer = IterationBuffer(self.slots, next_iteration, max_ahead)
 
         self.rewards_pub = self.create_publisher(ParticleRewards, topics.PARTICLE_REWARDS, qos.RELIABLE_HISTORY)
-        self.metrics = MetricPublisher(self, METRICS)
+        self.metrics = MetricPublisher(self, METRICS, self.signing)
+        self.receipts = ReceiptSender(self, self.signing, self.run_id)  # answers the instances' probes
         self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
         self.signing.count_drops(self.diagnostics.count)
         self.create_subscription(TrajectoryMsg, topics.TRAJECTORIES, self.on_trajectory, qos.CRITICAL_STREAM)
@@ -95,6 +97,9 @@ class DiscriminatorNode(Node):
     # ------------------------------------------------------------------ trajectories
     def on_trajectory(self, msg: TrajectoryMsg) -> None:
         if not self.signing.accept(msg, topics.TRAJECTORIES):  # before anything counts: a copy cap, a buffer
+            return
+        if is_probe(msg):  # an instance asks whether its trajectories reach this node: they do
+            self.receipts.answer(msg)
             return
         where = (f"{trajectories.KIND_NAMES.get(msg.kind, f'kind {msg.kind}')} trajectory of iteration "
                  f"{msg.parameters.iteration} slot {msg.parameters.slot} from {msg.instance_id or '?'}")

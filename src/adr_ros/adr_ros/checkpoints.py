@@ -109,13 +109,13 @@ class SnapshotKeeper:
               run_id: str = "") -> SaveCheckpoint.Response:
         """A node's SaveCheckpoint service: refuse a call not signed with the run's key, else ``save``; a refusal
         is counted on the node's diagnostics; the response is signed."""
-        if not signing.accept(request, channel):
+        if not signing.accept(request, channel, to_me=True):
             response.success, response.message = False, "refused: the call is not signed with the run's key"
-            return signing.sign(response)
+            return signing.answer(response, request)
         response = self.save(request, response, run_dir, run_id)
         if not response.success and response.message.startswith("refused"):
             diagnostics.reject("save_checkpoint", response.message)
-        return signing.sign(response)
+        return signing.answer(response, request)
 
     def save_all(self, run_dir: str | Path) -> list[Path]:
         """On shutdown: write every kept snapshot, so the trainer can tie the newest common iteration. Raises

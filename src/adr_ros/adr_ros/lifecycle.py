@@ -19,6 +19,7 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from adr_core.base.checkpoint import CheckpointError
+from adr_ros.parameters import freeze_parameters
 
 
 def init_without_signal_handlers(args: list[str] | None = None) -> None:
@@ -85,6 +86,7 @@ def run_node(make_node: Callable[[], NodeT], on_shutdown: Callable[[NodeT], None
         print(f"[fatal] {error}", file=sys.stderr, flush=True)
         rclpy.try_shutdown()
         return 1
+    freeze_parameters(node)  # use_sim_time included: nobody on the domain changes a running node (parameters.py)
     executor = make_executor() if make_executor is not None else None
     status = 0
     try:

@@ -77,11 +77,16 @@ def declare_signing(node: Node, run_id: str) -> RunSigning:
     key_file = node.declare_parameter("key_file", "", ParameterDescriptor(
         description="The run's key file (adr_ros.signing): every message of the run is signed and checked with it; "
                     "the launchers create <run_dir>/run.key; a worker host uses a copy", read_only=True)).value
+    start = node.declare_parameter("run_start", "", ParameterDescriptor(
+        description="This start of the run (a nonce the launcher draws at every launch, resume included): signatures "
+                    "cover it, so nothing signed in an earlier start verifies; a worker host gets the head's "
+                    "(run_start:=); empty: a node started on its own", read_only=True)).value
     if not key_file:
         raise ConfigError("key_file is empty: every message of a run is signed with the run's key (the launchers "
                           "create <run_dir>/run.key); a node started on its own needs key_file:=<that file>")
     try:
-        return RunSigning.from_file(key_file, run_id, node.get_fully_qualified_name(), node.get_logger().warning)
+        return RunSigning.from_file(key_file, run_id, node.get_fully_qualified_name(), node.get_logger().warning,
+                                    start=start)
     except KeyError_ as error:
         raise ConfigError(str(error)) from None
 

@@ -5,7 +5,9 @@ Every message, service request/response and action goal/result/feedback of the A
 ``adr_interfaces/Signature`` field ``signature``: ``sender`` (the signing node), ``sequence`` (strictly increasing per
 sender: the sender's clock in nanoseconds, or one more than its last) and ``mac``. The MAC covers every field of the
 message, the signature's sender and sequence included (``mac`` taken as zeros), in a canonical encoding (field by
-field: numbers and arrays by their bytes, strings and sequences with their lengths). A receiver drops, before any
+field: numbers and arrays by their bytes, strings and sequences with their lengths), and also the run's start (a
+nonce drawn at every launch: nothing of an earlier start of the same run verifies after a resume) and, for a message
+meant for one node (a goal, an answer), that node's name. A receiver drops, before any
 other processing, a message that is unsigned, signed with another key or for another run, or whose sequence is not
 above the last one it accepted from that sender on that channel (a replay; on a channel whose messages may be
 reordered, the action results of goals queued at one instance and the goal requests an instance's executor threads
@@ -78,12 +80,18 @@ def default_deploy_key() -> Path:
 
 
 def read_key(path: str | Path) -> bytes:
+    """The key in ``path``: a file owned by the user running this process and readable by nobody else (anyone who
+    could write or plant it could sign as the run: issue 61, a key planted by another user was trusted)."""
     path = Path(path)
     try:
-        mode = path.stat().st_mode
+        info = path.stat()
         text = path.read_text().strip()
     except OSError as error:
         raise KeyError_(f"key file {path}: {error.strerror or error}") from None
+    mode = info.st_mode
+    if info.st_uid != os.geteuid():
+        raise KeyError_(f"key file {path} belongs to another user (uid {info.st_uid}, this process runs as uid "
+                        f"{os.geteuid()}); use a key of your own (a run's launcher creates <run_dir>/run.key)")
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise KeyError_(f"key file {path} is readable by others (mode {stat.S_IMODE(mode):o}); chmod 600 it")
     try:
@@ -134,12 +142,23 @@ def _type_name(message: Any) -> bytes:
     return f"{cls.__module__}.{cls.__qualname__}".encode()
 
 
+def node_path(namespace: str, name: str) -> str:
+    """A node's fully qualified name ('/adr_sim_0', '/ns/adr_sim_0'): what it signs as, and what a message for it
+    names as its receiver."""
+    return f"{namespace.rstrip('/')}/{name}"
+
+
 class Signer:
-    """Signs this node's messages for ``run_id`` as ``sender``."""
+    """Signs this node's messages for ``run_id`` as ``sender``, in the start ``start`` of the run.
+
+    The MAC also covers the run's start (a random nonce the launcher draws at every launch, resume included: nothing
+    signed in an earlier start of the same run verifies in this one) and, for a message meant for one node, that
+    receiver's name (``sign(msg, to=...)``: a goal signed for adr_sim_0 does not verify at adr_sim_1; an answer is
+    signed for the node that signed the request)."""
 
     def __init__(self, key: bytes, run_id: str, sender: str,
-                 clock: Callable[[], int] = time.time_ns) -> None:
-        self._key, self.run_id, self.sender, self._clock = key, run_id, sender, clock
+                 clock: Callable[[], int] = time.time_ns, start: str = "") -> None:
+        self._key, self.run_id, self.sender, self._clock, self.start = key, run_id, sender, clock, start
         self._last = 0
         self._lock = threading.Lock()
 
@@ -148,14 +167,16 @@ class Signer:
             self._last = max(self._last + 1, self._clock())
             return self._last
 
-    def mac(self, message: Any) -> bytes:
-        """The MAC of ``message`` as it is (its signature's sender and sequence included, its mac taken as zeros)."""
+    def mac(self, message: Any, to: str = "") -> bytes:
+        """The MAC of ``message`` as it is (its signature's sender and sequence included, its mac taken as zeros),
+        for receiver ``to`` ('' : every receiver of a topic)."""
         signature = message.signature
         kept = bytes(signature.mac)
         signature.mac = _as_field(ZERO_MAC)
         try:
             digest = hmac.new(self._key, digestmod=hashlib.sha256)
-            for part in (b"adr-signature-1", _type_name(message), self.run_id.encode()):
+            for part in (b"adr-signature-2", _type_name(message), self.run_id.encode(), self.start.encode(),
+                         to.encode()):
                 digest.update(len(part).to_bytes(8, "little"))
                 digest.update(part)
             _feed(digest, message)
@@ -163,13 +184,13 @@ class Signer:
             signature.mac = _as_field(kept)
         return digest.digest()
 
-    def sign(self, message: Any) -> Any:
-        """Fill ``message.signature`` (sender, the next sequence, the MAC) and return the message."""
+    def sign(self, message: Any, to: str = "") -> Any:
+        """Fill ``message.signature`` (sender, the next sequence, the MAC; for receiver ``to``) and return it."""
         signature = message.signature
         signature.sender = self.sender
         signature.sequence = self._next_sequence()
         signature.mac = _as_field(ZERO_MAC)
-        signature.mac = _as_field(self.mac(message))
+        signature.mac = _as_field(self.mac(message, to))
         return message
 
 
@@ -184,15 +205,16 @@ class Verifier:
         self.dropped: Counter[tuple[str, str]] = Counter()  # (channel, reason) -> count
         self._lock = threading.Lock()
 
-    def accept(self, message: Any, channel: str, reorder_window_ns: int = 0) -> bool:
-        """True when ``message`` is signed with the run's key, for this run, and newer than the last one accepted
-        from its sender on ``channel``; otherwise False (counted, the first of each kind logged).
+    def accept(self, message: Any, channel: str, reorder_window_ns: int = 0, to_me: bool = False) -> bool:
+        """True when ``message`` is signed with the run's key, for this run and this start of it (and, ``to_me``,
+        for this node), and newer than the last one accepted from its sender on ``channel``; otherwise False
+        (counted, the first of each kind logged).
 
         ``reorder_window_ns`` > 0 (for channels whose messages may arrive out of the order they were signed in, e.g.
         the results of two goals queued at one action server) also accepts a sequence up to that much below the
         highest one accepted, once: the anti-replay window of IPsec (RFC 4303, 3.4.3), with the sequences seen
         inside the window remembered so that none is accepted twice."""
-        reason = self.reason(message, channel, reorder_window_ns)
+        reason = self.reason(message, channel, reorder_window_ns, to_me)
         if reason is None:
             return True
         with self._lock:
@@ -205,11 +227,12 @@ class Verifier:
             self._log(f"dropped a message on {channel}: {reason} (sender {sender!r}); further ones are counted")
         return False
 
-    def reason(self, message: Any, channel: str, reorder_window_ns: int = 0) -> str | None:
+    def reason(self, message: Any, channel: str, reorder_window_ns: int = 0, to_me: bool = False) -> str | None:
         signature = getattr(message, "signature", None)
         if signature is None or not signature.sender or bytes(signature.mac) == ZERO_MAC:
             return "unsigned"
-        if not hmac.compare_digest(bytes(signature.mac), self._signer.mac(message)):
+        receiver = self._signer.sender if to_me else ""
+        if not hmac.compare_digest(bytes(signature.mac), self._signer.mac(message, receiver)):
             return "bad_signature"
         key = (channel, signature.sender)
         sequence = signature.sequence
@@ -241,19 +264,32 @@ class RunSigning:
     """A node's signer and verifier for one run: ``sign(msg)`` before publishing or answering, ``accept(msg,
     channel)`` first thing in every callback (False: drop it). Drops are counted per kind in ``verifier``."""
 
-    def __init__(self, key: bytes, run_id: str, sender: str, log: Callable[[str], None]) -> None:
-        self.signer = Signer(key, run_id, sender)
+    def __init__(self, key: bytes, run_id: str, sender: str, log: Callable[[str], None], start: str = "") -> None:
+        self.signer = Signer(key, run_id, sender, start=start)
         self.verifier = Verifier(self.signer, log)
 
     @classmethod
-    def from_file(cls, key_file: str | Path, run_id: str, sender: str, log: Callable[[str], None]) -> RunSigning:
-        return cls(read_key(key_file), run_id, sender, log)
+    def from_file(cls, key_file: str | Path, run_id: str, sender: str, log: Callable[[str], None],
+                  start: str = "") -> RunSigning:
+        return cls(read_key(key_file), run_id, sender, log, start)
 
-    def sign(self, message: Any) -> Any:
-        return self.signer.sign(message)
+    @property
+    def name(self) -> str:
+        """The name this node signs as (its fully qualified node name)."""
+        return self.signer.sender
 
-    def accept(self, message: Any, channel: str, reorder_window_ns: int = 0) -> bool:
-        return self.verifier.accept(message, channel, reorder_window_ns)
+    def sign(self, message: Any, to: str = "") -> Any:
+        """Sign ``message`` (for the node ``to``; '': a topic's every receiver)."""
+        return self.signer.sign(message, to)
+
+    def answer(self, response: Any, request: Any) -> Any:
+        """Sign ``response`` for the node that signed ``request`` (a service's or action's answer)."""
+        return self.signer.sign(response, str(getattr(getattr(request, "signature", None), "sender", "")))
+
+    def accept(self, message: Any, channel: str, reorder_window_ns: int = 0, to_me: bool = False) -> bool:
+        """First thing in every callback (False: drop it). ``to_me``: a message signed for this node only (a goal,
+        a request's answer)."""
+        return self.verifier.accept(message, channel, reorder_window_ns, to_me)
 
     def count_drops(self, count: Callable[[str], None]) -> None:
         """Also count every drop as ``dropped_<reason>`` (a node's /diagnostics counters)."""

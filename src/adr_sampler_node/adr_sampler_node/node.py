@@ -70,7 +70,7 @@ class SamplerNode(Node):
         self.state_pub = self.create_publisher(SamplerState, topics.SAMPLER_STATE, qos.LATCHED)
         self.histogram_pub = self.create_publisher(SampleHistogram, topics.SAMPLE_HISTOGRAM, qos.LATCHED)
         own = tuple(c for c in sampler_record(cfg.sampler).metric_columns if c not in METRICS)  # a plug-in's too
-        self.metrics = MetricPublisher(self, METRICS + own)
+        self.metrics = MetricPublisher(self, METRICS + own, self.signing)
         self.diagnostics = NodeDiagnostics(self)
         self.signing.count_drops(self.diagnostics.count)
         self.create_service(ProposeParameters, topics.PROPOSE_SERVICE, self.on_propose,
@@ -87,11 +87,11 @@ class SamplerNode(Node):
     # ------------------------------------------------------------------ propose
     def on_propose(self, request: ProposeParameters.Request,
                    response: ProposeParameters.Response) -> ProposeParameters.Response:
-        return self.signing.sign(self._propose(request, response))
+        return self.signing.answer(self._propose(request, response), request)
 
     def _propose(self, request: ProposeParameters.Request,
                  response: ProposeParameters.Response) -> ProposeParameters.Response:
-        if not self.signing.accept(request, topics.PROPOSE_SERVICE):
+        if not self.signing.accept(request, topics.PROPOSE_SERVICE, to_me=True):
             response.success, response.message = False, "refused: the call is not signed with the run's key"
             return response
         refusal = run_ids.foreign(request.run_id, self.run_id, "a propose call")

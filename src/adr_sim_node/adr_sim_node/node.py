@@ -8,7 +8,10 @@
   then reference when ``with_reference``), publish each trajectory on ``adr/trajectories``, then succeed.
   Goals run one at a time, in the order their requests were accepted (serial_goals.py).
 - Ergo envs: ``joint_states`` and ``<node name>/goal`` at most ``joint_state_rate`` Hz during rollouts.
-- ``adr/metrics/{sim_steps_per_s,episode_return,reference_return}``, ``/diagnostics``.
+- Before its first rollout: a probe on ``adr/trajectories`` until the trainer and discriminator have answered it,
+  signed, on ``adr/trajectory_receipts`` (receipts.py).
+- ``adr/metrics/{sim_steps_per_s,episode_return,reference_return}`` (and signed on ``adr/signed_metrics``),
+  ``/diagnostics``. Cancel requests are refused: no node of a run cancels a goal.
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ from adr_ros.executors import JoiningMultiThreadedExecutor
 from adr_ros.lifecycle import run_node
 from adr_ros.metrics import MetricPublisher
 from adr_ros.parameter_sets import Proposal
+from adr_ros.receipts import ReceiptWaiter
 from adr_ros.run_config import declare_run, declare_signing
 from adr_sim_node.ergo_state import ErgoStatePublisher, is_ergo
 from adr_sim_node.goal_check import REASONS as GOAL_REJECTIONS
@@ -80,8 +84,9 @@ class SimNode(Node):
             description="Subscribers of adr/trajectories to wait for before publishing (trainer, discriminator)",
             integer_range=[IntegerRange(from_value=0, to_value=64, step=1)], read_only=True)).value
         self.consumer_nodes = set(self.declare_parameter("trajectory_consumer_nodes", [""], ParameterDescriptor(
-            description="Node names of the trajectory consumers to wait for (trainer, discriminator); other "
-                        "subscribers (a recorder, rqt) do not count for them", read_only=True)).value) - {""}
+            description="Node names of the trajectory consumers to wait for (trainer, discriminator): each must "
+                        "answer this instance's probe with a signed receipt; other subscribers (a recorder, rqt, a "
+                        "stranger on the domain) neither count nor block", read_only=True)).value) - {""}
 
         cfg = self.config
         env_kwargs = cfg.env_kwargs()
@@ -107,7 +112,9 @@ class SimNode(Node):
         self.ergo = (ErgoStatePublisher(self, joint_state_rate, goal_frame_id)
                      if joint_state_rate > 0 and is_ergo(self.randomized_env) else None)
         self.trajectory_pub = self.create_publisher(TrajectoryMsg, topics.TRAJECTORIES, qos.RELIABLE_STREAM)
-        self.metrics = MetricPublisher(self, METRICS)
+        # the consumers' signed answers to this instance's probes (receipts.py): who reads its trajectories
+        self.receipts = ReceiptWaiter(self, self.signing, self.consumer_nodes, self.trajectory_pub, self.run_id)
+        self.metrics = MetricPublisher(self, METRICS, self.signing)
         self.diagnostics = NodeDiagnostics(self, hardware_id=cfg.env_id)
         self.signing.count_drops(self.diagnostics.count)
         # every key a goal thread may touch exists from the start: the diagnostics timer (another thread) iterates
@@ -119,6 +126,7 @@ class SimNode(Node):
                     "steps",
                     "rejected_no_weights",
                     "rejected_no_consumers",
+                    "rejected_cancel",
                     *(f"rejected_{reason}" for reason in GOAL_REJECTIONS),
                 ),
                 0,
@@ -132,9 +140,10 @@ class SimNode(Node):
         self._action = topics.roll_out_action(self.get_name())
         self.action_server = ActionServer(
             self, RollOut, self._action, execute_callback=self.execute,
-            goal_callback=self.on_goal_request, handle_accepted_callback=self.goals.accepted,
-            cancel_callback=lambda _: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup(),
-            goal_service_qos_profile=qos.CRITICAL_SERVICE, result_service_qos_profile=qos.CRITICAL_SERVICE)
+            goal_callback=self.on_goal_request, handle_accepted_callback=self.on_accepted,
+            cancel_callback=self.on_cancel, callback_group=ReentrantCallbackGroup(),
+            goal_service_qos_profile=qos.CRITICAL_SERVICE, result_service_qos_profile=qos.CRITICAL_SERVICE,
+            feedback_pub_qos_profile=qos.RELIABLE_STREAM)
         self.get_logger().info(f"{cfg.env_id} instance ({self.space.ndim}-D: {', '.join(self.space.names)}), "
                                f"seed {cfg.seed}, Ergo state {'on' if self.ergo else 'off'}")
 
@@ -171,16 +180,34 @@ class SimNode(Node):
 
     # ------------------------------------------------------------------ goals
     def on_goal_request(self, goal: RollOut.Goal) -> GoalResponse:
-        """Goals not signed with the run's key, or replayed, are rejected before they are queued; an accepted goal
-        takes its place in the execution order here (SerialGoals)."""
-        if not self.signing.accept(goal, self._action, reorder_window_ns=GOAL_REORDER_WINDOW_NS):
+        """Goals not signed with the run's key for this instance (in this start of the run), or replayed, are
+        rejected before they are queued; an accepted goal takes its place in the execution order here
+        (SerialGoals)."""
+        if not self.signing.accept(goal, self._action, reorder_window_ns=GOAL_REORDER_WINDOW_NS, to_me=True):
             return GoalResponse.REJECT
         self.goals.reserve(goal)
         return GoalResponse.ACCEPT
 
+    def on_accepted(self, goal_handle: ServerGoalHandle) -> None:
+        """The goal is queued: say so, signed for its trainer (the action's goal response carries no signature)."""
+        self.goals.accepted(goal_handle)
+        self._feedback(goal_handle, RollOut.Feedback(stage=RollOut.Feedback.STAGE_ACCEPTED))
+
+    def on_cancel(self, _: object) -> CancelResponse:
+        """No node of a run cancels a goal, and a cancel request (action_msgs/CancelGoal) has no room for a
+        signature: every one is refused, counted, the first logged (before, 400 cancels/s from outside ended a run)."""
+        self.diagnostics.reject("cancel", "a cancel request for a rollout goal: no node of the run cancels goals")
+        return CancelResponse.REJECT
+
+    def _feedback(self, goal_handle: ServerGoalHandle, feedback: RollOut.Feedback) -> None:
+        goal_handle.publish_feedback(self.signing.answer(feedback, goal_handle.request))
+
     def execute(self, goal_handle: ServerGoalHandle) -> RollOut.Result:
         try:
-            return self.signing.sign(self._roll_out(goal_handle))
+            result = self._roll_out(goal_handle)
+            self._feedback(goal_handle, RollOut.Feedback(stage=RollOut.Feedback.STAGE_FINISHED,
+                                                         success=result.success, message=result.message))
+            return self.signing.answer(result, goal_handle.request)
         finally:
             self.goals.finished()
             self.diagnostics.values["queued_goals"] = str(self.goals.queued)
@@ -218,7 +245,8 @@ class SimNode(Node):
         # trainer (and the discriminator) have matched it, or those trajectories are lost.
         consumers = self.trajectory_consumers
         if not self._wait_for_consumers(consumers, goal_handle):
-            detail = (f"only {self.trajectory_pub.get_subscription_count()} of {consumers} trajectory consumers "
+            detail = (self.receipts.missing_detail(self.weights_timeout) if self.consumer_nodes else
+                      f"only {self.trajectory_pub.get_subscription_count()} of {consumers} trajectory consumers "
                       f"matched within {self.weights_timeout:g} s")
             self.diagnostics.reject("no_consumers", detail)
             return _finish(goal_handle, "abort", detail)
@@ -229,7 +257,8 @@ class SimNode(Node):
         settings = RolloutSettings(self.config.seed, noise, reference_noise, self.config.rollout_max_steps)
         randomized = self._run(self.randomized_env, held, setting, "randomized", setting.values, setting.normalized,
                                settings)
-        goal_handle.publish_feedback(self.signing.sign(RollOut.Feedback(steps_done=randomized.length)))
+        self._feedback(goal_handle, RollOut.Feedback(stage=RollOut.Feedback.STAGE_PROGRESS,
+                                                     steps_done=randomized.length))
         steps = randomized.length
         values = {"episode_return": randomized.episode_return}
         if goal.with_reference:
@@ -247,19 +276,18 @@ class SimNode(Node):
                        f"{', with reference' if goal.with_reference else ''})")
 
     def _consumers_matched(self, count: int) -> bool:
-        matched = self.trajectory_pub.get_subscription_count()
-        if not self.consumer_nodes:
-            return matched >= count
-        # by name: a recorder subscribed first must not stand in for the discriminator; every discovered subscriber
-        # matched (so the named ones are among the matched)
-        discovered = [info.node_name for info in self.get_subscriptions_info_by_topic(self.trajectory_pub.topic_name)]
-        return self.consumer_nodes <= set(discovered) and matched >= len(discovered)
+        if self.consumer_nodes:  # the run's consumers, by their signed receipts (a stranger cannot stand in or block)
+            return self.receipts.confirmed()
+        # a node started on its own (no named consumers): count the matched subscribers
+        return self.trajectory_pub.get_subscription_count() >= count
 
     def _wait_for_consumers(self, count: int, goal_handle: ServerGoalHandle) -> bool:
         deadline = time.monotonic() + self.weights_timeout
         while not self._consumers_matched(count):
             if time.monotonic() > deadline or self.stopping.is_set() or goal_handle.is_cancel_requested:
                 return False
+            if self.consumer_nodes:
+                self.receipts.probe()  # at most every PROBE_PERIOD_S
             time.sleep(0.01)
         return True
 

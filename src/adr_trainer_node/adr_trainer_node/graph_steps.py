@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,9 @@ from adr_ros.arrays import from_field, to_field
 from adr_ros.checkpoints import component_file
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.metrics import PREFIX as METRICS_PREFIX
-from adr_ros.signing import RunSigning
+from adr_ros.receipts import ReceiptSender, is_probe
+from adr_ros.signing import RunSigning, node_path
+from adr_ros.verified_clients import take_only_verified
 from adr_trainer_node.dispatcher import RolloutDispatcher
 from adr_trainer_node.inbox import Expected, TrajectoryInbox
 
@@ -101,6 +104,17 @@ class GraphSteps:
             self.save_clients["discriminator"] = node.create_client(
                 SaveCheckpoint, topics.DISCRIMINATOR_SAVE_CHECKPOINT, callback_group=group,
                 qos_profile=qos.CRITICAL_SERVICE)
+        # a request is signed for its server; only an answer signed by it for this node ends a call (a stranger's
+        # server under the same name, answering first, neither blocks nor replaces it: verified_clients.py)
+        namespace = node.get_namespace()
+        self._servers = {self.propose_client.srv_name: node_path(namespace, topics.SAMPLER_NODE),
+                         self.save_clients["sampler"].srv_name: node_path(namespace, topics.SAMPLER_NODE)}
+        if "discriminator" in self.save_clients:
+            self._servers[self.save_clients["discriminator"].srv_name] = node_path(namespace,
+                                                                                topics.DISCRIMINATOR_NODE)
+        for client in (self.propose_client, *self.save_clients.values()):
+            take_only_verified(client, partial(self._signed_for_me, client.srv_name))
+        self.receipts = ReceiptSender(node, signing, self.run_id)  # answers the instances' probes
         self.dispatcher = RolloutDispatcher(node, instances, rollout_timeout, signing=signing)
 
     @property
@@ -110,6 +124,9 @@ class GraphSteps:
     # ------------------------------------------------------------------ subscriptions
     def on_trajectory(self, msg: TrajectoryMsg) -> None:
         if not self.signing.accept(msg, topics.TRAJECTORIES):  # before it can count toward a copy cap
+            return
+        if is_probe(msg):  # an instance asks whether its trajectories reach this node: they do
+            self.receipts.answer(msg)
             return
         refusal = self.inbox.offer(msg, received_ns=time.time_ns())
         if refusal is None:
@@ -403,20 +420,22 @@ class GraphSteps:
         raise CheckpointError(f"the {component} did not save its state of iteration {k}: {reason}")
 
     # ------------------------------------------------------------------ helpers
+    def _signed_for_me(self, service: str, response: Any) -> bool:
+        return self.signing.accept(response, service, to_me=True)
+
     def call(self, client: Any, request: Any, deadline: float, stoppable: bool = False) -> Any:
         """The service's answer, or None by ``deadline``. ``stoppable``: Ctrl-C ends the wait at once (not while
         a checkpoint is being saved)."""
         if not client.wait_for_service(timeout_sec=max(0.0, min(1.0, deadline - time.monotonic()))):
             return None
-        future = client.call_async(self.signing.sign(request))
+        future = client.call_async(self.signing.sign(request, to=self._servers[client.srv_name]))
         while not future.done() and time.monotonic() < deadline:
             self.check_stop(allow_during_checkpoint=not stoppable)
             time.sleep(0.002)
         if not future.done():
             return None
-        response = future.result()
-        # an answer not signed with the run's key counts as none (asked again until the deadline)
-        return response if self.signing.accept(response, client.srv_name) else None
+        # only an answer signed by the run's server for this node resolves the call (take_only_verified, above)
+        return future.result()
 
     def check_stop(self, allow_during_checkpoint: bool = False) -> None:
         if self.stop_requested.is_set() and not allow_during_checkpoint:

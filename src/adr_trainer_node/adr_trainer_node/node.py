@@ -42,6 +42,7 @@ from adr_ros.checkpoints import checkpoint_dir, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
 from adr_ros.metrics import MetricPublisher
+from adr_ros.parameters import freeze_parameters
 from adr_ros.run_config import declare_run, declare_signing
 from adr_trainer_node.agent_checkpoint import load_agent, save_agent
 from adr_trainer_node.graph_steps import GraphSteps
@@ -112,7 +113,7 @@ class TrainerNode(Node):
         self.run: Engine = RemoteRun(self.agent, cfg, self.steps, overlap=self.mode == "async",
                              stop_requested=self.stop_requested, iteration=iteration, wall_time=wall_time,
                              warn=self.get_logger().warning)
-        self.metrics = MetricPublisher(self, METRICS)
+        self.metrics = MetricPublisher(self, METRICS, self.signing)
         self._learning_since: tuple[float, int] | None = None  # (training s, agent steps) at the first update seen
         self.last_checkpoint: int | None = self.run.last_completed
         self.checkpoint_abandoned = False  # a checkpoint failed while stopping: a hung node, no final try
@@ -120,7 +121,8 @@ class TrainerNode(Node):
         self.get_logger().info(
             f"{cfg.sampler} on {cfg.env_id}, {self.mode} mode, {len(self.instances)} instance(s), {spec.slots} "
             f"rollouts/iteration, budget {cfg.total_agent_steps} agent steps, run dir {self.run_dir}, run id "
-            f"{self.run_id or '(empty)'} (worker hosts: run_id:={self.run_id or '...'})")
+            f"{self.run_id or '(empty)'}, start {self.signing.signer.start or '(none)'} (worker hosts: "
+            f"run_id:={self.run_id or '...'} run_start:={self.signing.signer.start or '...'})")
 
     # ------------------------------------------------------------------ the run
     def probe(self) -> None:
@@ -236,6 +238,7 @@ def main() -> int:
     try:
         node = TrainerNode(stop)
         created.append(node)
+        freeze_parameters(node)  # use_sim_time included: nobody on the domain changes a running node
     except (ValueError, CheckpointError) as error:
         print(f"[fatal] {error}", file=sys.stderr, flush=True)
         rclpy.try_shutdown()

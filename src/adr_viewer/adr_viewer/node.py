@@ -2,8 +2,9 @@
 particles as rviz2 markers.
 
 - ``adr/sample_histogram`` (``SampleHistogram``, latched) and ``adr/sampler_state`` (``SamplerState``, latched);
-- ``adr/metrics/<name>`` (``std_msgs/Float64``): the names in ``metrics``, plus any such topic that appears later
-  (``discover_metrics``);
+- with the run's key (``key_file``, as the launch gives it): ``adr/signed_metrics`` (``adr_interfaces/Metrics``, every
+  node's metrics signed with the key) and nothing else for the page's metrics; without one, ``adr/metrics/<name>``
+  (``std_msgs/Float64``): the names in ``metrics``, plus any such topic that appears later (``discover_metrics``);
 - publishes ``adr/particle_markers`` (``visualization_msgs/MarkerArray``, latched) for rviz2;
 - serves ``http://<host>:<port>/`` (the page) and ``/state.json`` (its data); ``port`` 0 picks a free port.
 """
@@ -17,7 +18,7 @@ from rclpy.node import Node
 from std_msgs.msg import Float64
 from visualization_msgs.msg import MarkerArray
 
-from adr_interfaces.msg import SampleHistogram, SamplerState
+from adr_interfaces.msg import Metrics, SampleHistogram, SamplerState
 from adr_ros import qos, run_ids, topics
 from adr_ros.arrays import from_field
 from adr_ros.diagnostics import NodeDiagnostics
@@ -65,8 +66,10 @@ class ViewerNode(Node):
         self.run_id = self.declare_parameter("run_id", "", _read_only(
             "Show only the sampler state of this run (the launch sets it); empty: of any run")).value
         key_file = self.declare_parameter("key_file", "", _read_only(
-            "The run's key file: show only sampler messages signed with it (the launch sets it); empty: show "
-            "unchecked messages (the viewer steers nothing)")).value
+            "The run's key file: show only the run's messages signed with it (sampler state, histogram, metrics; the "
+            "launch sets it); empty: show unchecked messages (the viewer steers nothing)")).value
+        start = self.declare_parameter("run_start", "", _read_only(
+            "This start of the run (the launch sets it): signatures cover it")).value
 
         self.state = LiveState(history)
         self.diagnostics = NodeDiagnostics(self)  # refused (malformed) messages: rejected_<reason>
@@ -76,14 +79,18 @@ class ViewerNode(Node):
                 raise ValueError("key_file needs run_id: signatures are checked per run")
             try:
                 self.signing = RunSigning.from_file(key_file, self.run_id, self.get_fully_qualified_name(),
-                                                    self.get_logger().warning)
+                                                    self.get_logger().warning, start=start)
             except KeyError_ as error:  # run_node reports ValueErrors as a one-line fatal error
                 raise ValueError(str(error)) from None
             self.signing.count_drops(self.diagnostics.count)
         self.metric_prefix = self.resolve_topic_name(METRIC_PREFIX + "x")[:-1]
         self._metric_subscriptions: dict[str, object] = {}
-        for name in names:
-            self._subscribe_metric(name)
+        if self.signing is not None:  # the run's signed metrics only: a forger's plain Float64 never reaches the page
+            self.discover = False
+            self.create_subscription(Metrics, topics.SIGNED_METRICS, self.on_signed_metrics, qos.METRICS)
+        else:
+            for name in names:
+                self._subscribe_metric(name)
         self.create_subscription(SampleHistogram, topics.SAMPLE_HISTOGRAM, self.on_histogram, qos.LATCHED)
         self.create_subscription(SamplerState, topics.SAMPLER_STATE, self.on_sampler_state, qos.LATCHED)
         self.markers = self.create_publisher(MarkerArray, PARTICLE_MARKERS, qos.LATCHED)
@@ -106,6 +113,16 @@ class ViewerNode(Node):
     def _on_metric_msg(self, name: str, msg: Float64) -> None:
         self.on_metric(name, msg.data)
 
+    def on_signed_metrics(self, msg: Metrics) -> None:
+        if self._other_run(msg):
+            return
+        values = from_field(msg.values, np.float64)
+        if values.size != len(msg.names):
+            self.diagnostics.reject("metric", f"{len(msg.names)} names, {values.size} values")
+            return
+        for name, value in zip(msg.names, values.tolist()):
+            self.on_metric(str(name), float(value))
+
     def on_metric(self, name: str, value: float) -> None:
         if not np.isfinite(value):  # the page's JSON has no NaN/inf
             self.diagnostics.reject("metric", f"{name} = {value}")
@@ -117,7 +134,7 @@ class ViewerNode(Node):
             if topic.startswith(self.metric_prefix) and METRIC_TYPE in types:
                 self._subscribe_metric(topic[len(self.metric_prefix):])
 
-    def _other_run(self, msg: SampleHistogram | SamplerState) -> bool:
+    def _other_run(self, msg: SampleHistogram | SamplerState | Metrics) -> bool:
         refusal = run_ids.foreign(msg.run_id, self.run_id, type(msg).__name__) if self.run_id else None
         if refusal is not None:
             self.diagnostics.reject("run_id", refusal)

@@ -42,6 +42,7 @@ class BusConfig:
     baudrate: int
     timeout_s: float
     write_settle_s: float
+    retries: int = 2  # a timed-out or garbled answer is tried again this many times before it is a bus error
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ def parse_config(data: Any, source: str = "config") -> ArmConfig:
         baudrate=int(_field(bus, "baudrate", "bus")),
         timeout_s=Bounds(0.001, 1.0, "s").check("bus.timeout_s", float(_field(bus, "timeout_s", "bus"))),
         write_settle_s=Bounds(0.0, 0.05, "s").check("bus.write_settle_s", float(bus.get("write_settle_s", 0.0))),
+        retries=_count(bus.get("retries", 2), "bus.retries", 10),
     )
     joints_data = root.get("joints")
     if not isinstance(joints_data, list) or not joints_data:
@@ -165,6 +167,12 @@ def _joint(data: Any, where: str) -> JointConfig:
         lower_rad=math.radians(lower),
         upper_rad=math.radians(upper),
     )
+
+
+def _count(value: Any, name: str, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+        raise ConfigError(f"{name}={value!r} must be an integer in [0, {high}]")
+    return value
 
 
 def _bounded(section: Mapping[str, Any], key: str, bound: str) -> float:

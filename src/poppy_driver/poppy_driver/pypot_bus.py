@@ -11,7 +11,7 @@ from typing import TypeVar
 import serial
 from pypot.dynamixel.conversion import dynamixelModels
 from pypot.dynamixel.io import Dxl320IO, DxlError
-from pypot.dynamixel.io.abstract_io import _DxlAccess, _DxlControl
+from pypot.dynamixel.io.abstract_io import DxlCommunicationError, _DxlAccess, _DxlControl
 from pypot.dynamixel.protocol import v2
 
 from .bus import BusError
@@ -42,11 +42,16 @@ _MODEL_NUMBER_REGISTER = _DxlControl("model number", 0, 1, 2, _DxlAccess.readonl
 REBOOT_TIME_S = 0.1  # an XL-320 answers the REBOOT, then needs a moment before it answers again
 
 
+class _NoFullAnswer(Exception):
+    """A sync read that only some motors answered (pypot returns what it got)."""
+
+
 class Xl320Bus:
     def __init__(self, config: BusConfig, motor_ids: Sequence[int]) -> None:
         self._config = config
         self._ids = list(motor_ids)
         self._io: Dxl320IO | None = None
+        self.retried = 0  # answers tried again (timed out, garbled, partial) since the bus was made
         logging.getLogger("pypot").setLevel(logging.ERROR)  # the driver reports bus trouble itself
 
     @property
@@ -105,9 +110,14 @@ class Xl320Bus:
 
     def read(self) -> dict[int, MotorReading]:
         io = self._connected()
-        blocks = self._guard("sync read", lambda: io._get_control_value(_REGISTER_BLOCK, self._ids, convert=False))
-        if len(blocks) != len(self._ids):  # pypot returns () when a motor after the first does not answer
-            raise BusError(f"sync read on {self._config.port}: {len(blocks)} of {len(self._ids)} motors answered")
+
+        def sync_read() -> tuple:
+            blocks = io._get_control_value(_REGISTER_BLOCK, self._ids, convert=False)
+            if len(blocks) != len(self._ids):  # pypot returns () when a motor after the first does not answer
+                raise _NoFullAnswer(f"{len(blocks)} of {len(self._ids)} motors answered")
+            return blocks
+
+        blocks = self._guard("sync read", sync_read)
         return {motor_id: parse_block(block) for motor_id, block in zip(self._ids, blocks)}
 
     def write_goals(self, goals: Mapping[int, tuple[float, float]]) -> None:
@@ -146,7 +156,18 @@ class Xl320Bus:
             time.sleep(self._config.write_settle_s)
 
     def _guard(self, what: str, action: Callable[[], T]) -> T:
-        try:
-            return action()
-        except _BUS_FAULTS as error:
-            raise BusError(f"{what} on {self._config.port}: {error}") from error
+        """``action``, tried again up to ``retries`` times when its answer timed out, came garbled or came from only
+        some motors (a bus drops a reply now and then: the Dynamixel SDKs retry too); a fault of the port itself
+        (gone, unplugged) is a BusError at once. Each retry is counted in ``retried``."""
+        tries = 1 + self._config.retries
+        for attempt in range(1, tries + 1):
+            try:
+                return action()
+            except (DxlCommunicationError, _NoFullAnswer) as error:
+                if attempt == tries:
+                    after = f" (after {tries} tries)" if tries > 1 else ""
+                    raise BusError(f"{what} on {self._config.port}: {error}{after}") from error
+                self.retried += 1
+            except _BUS_FAULTS as error:
+                raise BusError(f"{what} on {self._config.port}: {error}") from error
+        raise AssertionError("unreachable")

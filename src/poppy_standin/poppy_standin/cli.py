@@ -23,7 +23,7 @@ import sys
 import threading
 from pathlib import Path
 
-from adr_core.cli_types import Checked, existing_file, seed, text
+from adr_core.cli_types import ArgumentParser, Checked, existing_file, seed, text
 
 from .settings import StandInError, load, parse_assignment
 from .xl320 import Xl320Emulator, check_link_path
@@ -54,8 +54,8 @@ LINK_PATH = Checked("link_path", "free path for the port's link", _link_path,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="adr-standin-arm", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="adr-standin-arm", description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--link", default="/tmp/ttyPOPPY", type=LINK_PATH,
                         help="stable path (symlink) to the emulated port: a free path (or an earlier stand-in's "
                              "link), never an existing file")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import at_least, env_modules_option, existing_path, output_dir, writable_dir
+from ..cli_types import ArgumentParser, at_least, env_modules_option, existing_path, output_dir, writable_dir
 from ..envs import allow_env_modules
 from ..randomization import RandomizationError
 from .grids import DEFAULT_POINTS, default_settings, sweep_grid
@@ -40,9 +40,9 @@ the solved threshold), sweep_episodes.csv (every episode), {SETTINGS_CSV}. adr-r
 options match."""
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="adr-evaluate", description=EVALUATE_DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="example: adr-evaluate runs/ll_adr_s0 --points 25 --seeds 0 1 2 3 4")
+    parser = ArgumentParser(prog="adr-evaluate", description=EVALUATE_DESCRIPTION,
+                            formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog="example: adr-evaluate runs/ll_adr_s0 --points 25 --seeds 0 1 2 3 4")
     parser.add_argument("run", metavar="RUN", type=existing_path("run"),
                         help="run directory, checkpoints/ folder, latest.json or .pt file")
     parser.add_argument("--out", type=output_dir(), default=None, help=f"output directory [<run>/{RUN_SWEEP_DIR}]")

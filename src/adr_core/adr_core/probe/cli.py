@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import at_least, env_modules_option, non_negative_number, output_dir, seed, text
+from ..cli_types import ArgumentParser, at_least, env_modules_option, non_negative_number, output_dir, seed, text
 from ..envs import allow_env_modules
 from ..randomization import RandomizationError, space_of
 from ..training.cli import config_from_args, resolve_experiment
@@ -35,7 +35,7 @@ ADR) and --set KEY=VALUE, as for adr-train."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="adr-probe",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import at_least, env_modules_option, existing_dir, output_dir, seed
+from ..cli_types import ArgumentParser, at_least, env_modules_option, existing_dir, output_dir, seed
 from ..envs import allow_env_modules
 from ..evaluation.options import common_options, grid_kind
 from ..randomization import RandomizationError
@@ -39,9 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="adr-report", description=REPORT_DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="examples:\n  adr-report runs/ll_adr_s0 --out runs/ll_adr_s0/report\n"
+    parser = ArgumentParser(prog="adr-report", description=REPORT_DESCRIPTION,
+                            formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog="examples:\n  adr-report runs/ll_adr_s0 --out runs/ll_adr_s0/report\n"
                                             "  adr-report runs/ --out report/ --seeds 0 1 2 3 4")
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", type=existing_dir("run folder"),
                         help="run directories or folders of run directories")

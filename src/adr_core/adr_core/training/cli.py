@@ -16,7 +16,17 @@ from typing import Any
 import yaml
 
 from ..base.checkpoint import CheckpointError
-from ..cli_types import Checked, at_least, existing_path, output_dir, text, writable_dir
+from ..cli_types import (
+    ArgumentParser,
+    Checked,
+    at_least,
+    env_modules_option,
+    existing_path,
+    output_dir,
+    text,
+    writable_dir,
+)
+from ..envs import allow_env_modules
 from ..run_dir import RunDirError, prepare_run_dir
 from .config import ConfigError, TrainConfig, field_docs
 from .trainer import CONFIG_FILE, Trainer
@@ -75,7 +85,7 @@ CONFIG_VALUE = Checked("config_value", "YAML value of a config key", lambda valu
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="adr-train", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG + ", ".join(packaged_experiments()))
     run = parser.add_argument_group("run")
@@ -94,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "(paper appendix 'Bootstrapping Training of New Agents').")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", type=text("KEY=VALUE"),
                      help="Override any config key (YAML value syntax), e.g. --set agent.hidden_sizes=[64,64].")
+    env_modules_option(parser)
     run.add_argument("--max-iterations", type=at_least(1), default=None, metavar="N",
                      help="Stop after N iterations of this invocation (the budget still applies).")
 
@@ -107,14 +118,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> TrainConfig:
     out = Path(args.out)
-    if args.config:
-        config = TrainConfig.from_yaml(resolve_experiment(args.config))
-    elif args.resume:
-        if not (out / CONFIG_FILE).is_file():
-            raise ConfigError(f"--resume: {out / CONFIG_FILE} does not exist; is {out} a run directory?")
-        config = TrainConfig.from_yaml(out / CONFIG_FILE)
-    else:
-        config = TrainConfig()
     overrides: dict[str, Any] = {}
     for item in args.set:
         if "=" not in item:
@@ -124,6 +127,18 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     for dest, value in vars(args).items():
         if dest.startswith("key:") and value is not None:
             overrides[dest[4:]] = _yaml_value(f"--{dest[4:]}", value)
+    if args.config:
+        config = TrainConfig.from_yaml(resolve_experiment(args.config))
+    elif args.resume:
+        if not (out / CONFIG_FILE).is_file():
+            raise ConfigError(f"--resume: {out / CONFIG_FILE} does not exist; is {out} a run directory?")
+        # the run's own file: the modules it names are imported only when named here too (issue 61)
+        for key in ("env_modules", "sampler_modules"):
+            if isinstance(overrides.get(key), list):
+                allow_env_modules(str(m) for m in overrides[key])
+        config = TrainConfig.from_saved_yaml(out / CONFIG_FILE)
+    else:
+        config = TrainConfig()
     if args.config and overrides.get("env_id", config.env_id) != config.env_id:  # a preset is tuned for its env
         raise ConfigError(f"env_id {overrides['env_id']} contradicts --config {args.config}, a config of "
                           f"{config.env_id}; drop the env_id override or choose a config of {overrides['env_id']} "
@@ -158,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not args.out:
         parser.error("the following arguments are required: --out")
+    allow_env_modules(args.env_modules)
     try:
         _check_out(Path(args.out), args.resume)
         config = config_from_args(args)

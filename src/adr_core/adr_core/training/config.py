@@ -12,6 +12,7 @@ Unknown keys, wrong types and out-of-range values raise ``ConfigError`` naming t
 """
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import types
 import typing
@@ -35,6 +36,11 @@ if TYPE_CHECKING:
 
 class ConfigError(ValueError):
     """A configuration value or key that cannot be used; the message names it."""
+
+
+# Set while a config that a file holds is built (a checkpoint's, a run's config.yaml): names the file. Its env_modules
+# and sampler_modules are then imported only when the user allowed them (issue 61: ``TrainConfig.from_saved``).
+_SAVED_SOURCE: contextvars.ContextVar[str | None] = contextvars.ContextVar("saved_config_source", default=None)
 
 
 
@@ -176,7 +182,10 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be a mapping of its keys or {kind.__name__}(...), got "
                                   f"{type(value).__name__}")
         self.env_modules = tuple(self.env_modules)
+        saved = _SAVED_SOURCE.get()
         try:
+            if saved is not None:  # a file's modules: only those the user named (a file never makes a tool import code)
+                _check_saved_modules(self.env_modules, "env", saved)
             import_env_modules(self.env_modules)
         except RandomizationError as error:
             raise ConfigError(str(error)) from None
@@ -195,6 +204,8 @@ class TrainConfig:
         if not isinstance(self.sampler_options, Mapping):
             raise ConfigError(f"sampler_options must be a mapping of the sampler's keys, got {self.sampler_options!r}")
         try:
+            if saved is not None:
+                _check_saved_modules(self.sampler_modules, "sampler", saved)
             import_sampler_modules(self.sampler_modules)
             record = sampler_record(self.sampler)
             if record.config_section is None:
@@ -315,6 +326,25 @@ class TrainConfig:
     def from_yaml(cls, path: str | Path) -> TrainConfig:
         return cls.from_dict(read_yaml_mapping(path, "config", ConfigError))
 
+    @classmethod
+    def from_saved(cls, data: Mapping[str, Any] | None, source: str) -> TrainConfig:
+        """The config a file holds that the user did not name as the run's config: a checkpoint's, a run's
+        config.yaml read on resume. Each module of its ``env_modules`` and ``sampler_modules`` must be imported already
+        (by the user's own config or command line) or allowed by the user (``--env-modules``, ``$ADR_ENV_MODULES``, or
+        named on the command line); any other is one line naming it and how to allow it, before anything of it runs
+        (issue 61). ``with_overrides`` of such a config keeps the rule."""
+        token = _SAVED_SOURCE.set(source)
+        try:
+            config = cls.from_dict(data)
+        finally:
+            _SAVED_SOURCE.reset(token)
+        setattr(config, "_saved_source", source)  # noqa: B010 - not a field: what with_overrides keeps
+        return config
+
+    @classmethod
+    def from_saved_yaml(cls, path: str | Path) -> TrainConfig:
+        return cls.from_saved(read_yaml_mapping(path, "config", ConfigError), str(path))
+
     def to_yaml(self, path: str | Path) -> None:
         write_yaml(path, self.to_dict())
 
@@ -336,7 +366,32 @@ class TrainConfig:
             if keys[-1] not in node and keys[:-1] != ["sampler_options"]:  # a sampler's own keys: its options
                 raise ConfigError(f"unknown config key {dotted!r}")
             node[keys[-1]] = value
-        return TrainConfig.from_dict(data)
+        saved = getattr(self, "_saved_source", None)
+        if saved is None:
+            return TrainConfig.from_dict(data)
+        from ..envs import allow_env_modules
+
+        # modules named in the overrides come from the command line; the file's own stay refused unless allowed
+        for key in ("env_modules", "sampler_modules"):
+            if isinstance(overrides.get(key), (list, tuple)):
+                allow_env_modules(str(m) for m in overrides[key])
+        return TrainConfig.from_saved(data, saved)
+
+
+def _check_saved_modules(modules: tuple[str, ...], what: str, source: str) -> None:
+    """The env or sampler modules a saved config names (``TrainConfig.from_saved``): each must be imported already
+    (the user's own config or command line named it) or allowed by the user (``--env-modules``, ``$ADR_ENV_MODULES``,
+    ``adr_core.envs.allow_env_modules``); otherwise one line names the refused ones, before anything of them runs."""
+    import sys
+
+    from ..envs.registry import ALLOW_VARIABLE, allowed_env_modules
+
+    refused = [m for m in modules if m not in sys.modules and m not in allowed_env_modules()]
+    if refused:
+        raise ConfigError(
+            f"{source} names {what} module(s) {refused} to import; a file does not make this tool import code: if you "
+            f"trust it, name them yourself with --env-modules {' '.join(refused)} (or "
+            f"{ALLOW_VARIABLE}={','.join(refused)})")
 
 
 def field_docs(cls: type = TrainConfig, prefix: str = "") -> list[tuple[str, Any, str, Any]]:
