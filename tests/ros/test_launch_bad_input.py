@@ -19,7 +19,8 @@ import pytest
 from adr import launcher
 from adr.graph import GRAPHS, graph_for_launch_file
 
-BASE = {"train_sim": ["run_dir:=SCRATCH/new_run"], "deploy_real": ["checkpoint:=TINY_RUN", "dry_run:=true"]}
+BASE = {"train_sim": ["run_dir:=SCRATCH/new_run"], "deploy_real": ["checkpoint:=TINY_RUN", "dry_run:=true"],
+        "identify_arm": ["log_dir:=SCRATCH/new_log", "dry_run:=true"]}
 
 
 def cases() -> Iterator[tuple[str, str, str, tuple[str, ...]]]:

@@ -669,7 +669,8 @@ def _deploy_bag_dir(args: Mapping[str, str]) -> Path:
 IDENTIFY_ARM_ARGUMENTS = (
     Argument("env", "adr/ErgoPusher-v0", "the task whose arm is identified: its actuated joints are excited and the "
              "identified space is for it", ("adr/ErgoPusher-v0", "adr/ErgoReacher-v0")),
-    Argument("log_dir", "", "folder the identification log is written to (required; adr-identify fits it)"),
+    Argument("log_dir", "", "folder the identification log is written to (required, new or empty; adr-identify "
+             "fits it)", bad=(("", ()), ("SCRATCH/a_folder", ()), ("SCRATCH/a_file", ()))),
     Argument("repeats", "2", "times the whole excitation is played (about 38 s each; the fit's repeats)", kind=int,
              bounds=(1, 10)),
     *(argument for argument in DEPLOY_REAL_ARGUMENTS
@@ -689,8 +690,8 @@ def _identify_arm(args: Mapping[str, str]) -> list[NodeSpec]:
     if not args["log_dir"]:
         raise ValueError("log_dir:= is required (the folder the identification log is written to)")
     log_dir = Path(args["log_dir"]).resolve()
-    if log_dir.exists() and any(log_dir.iterdir()):
-        raise ValueError(f"identify_arm: log_dir:={args['log_dir']} is not empty; choose a new folder")
+    if log_dir.exists() and (not log_dir.is_dir() or any(log_dir.iterdir())):
+        raise ValueError(f"identify_arm: log_dir:={args['log_dir']} is not an empty folder; choose a new one")
     key_file = deploy_key(args)
     driver: dict[str, Any] = {"rate": float(args["driver_rate"]), "connect_timeout": float(args["connect_timeout"]),
                               "key_file": key_file}
