@@ -48,7 +48,8 @@ VARIANTS: dict[str, dict[str, object]] = {
     "state_inputs": {"discriminator.inputs": "state"},
     "published_code": {"svpg.restart_when_stuck": True, "svpg.rollout_length": 5, "svpg.horizon": 25,
                        "discriminator.learning_rate": 0.003, "discriminator.reward": "log_mean_d_minus_log_half"},
-    # beyond the paper (issue 32; results/paper_claims.md "Beyond the paper"): the failure-aware reward, boundary ADR
+    # beyond the paper (issue 32; results/paper_claims/paper_claims.md "Beyond the paper"): the failure-aware reward,
+    # boundary ADR
     "failure_bonus_0.1": {"discriminator.failure_bonus": 0.1},
     "failure_bonus_1": {"discriminator.failure_bonus": 1.0},
     "boundary_adr": {"sampler": "boundary_adr"},

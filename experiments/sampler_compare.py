@@ -1,6 +1,6 @@
 """Samplers side by side on what users care about: the solved share of each run's final policy over the hard end of
-the range and over the whole range, paired by seed, decided by the rule of results/paper_claims.md "Beyond the paper"
-(fixed before the runs):
+the range and over the whole range, paired by seed, decided by the rule of results/paper_claims/paper_claims.md
+"Beyond the paper" (fixed before the runs):
 
     per seed i: v_i = mean solved share over the sweep points in the range (hard end: main engine 8..11; full: 8..20)
     d_i = v_i(candidate) - v_i(other), over the seeds both ran;  m = mean(d), s = std(d) (n - 1)
@@ -284,8 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--candidates", nargs="+", required=True)
     parser.add_argument("--against", nargs="+", required=True)
     parser.add_argument("--rule", choices=("spread", "paired-t"), default="spread",
-                        help="spread: mean difference beyond one std (results/paper_claims.md); paired-t: paired "
-                             "t-test with a Holm correction over the table (issue 44, results/samplers/rules.md)")
+                        help="spread: mean difference beyond one std (results/paper_claims/paper_claims.md); "
+                             "paired-t: paired t-test with a Holm correction over the table (issue 44, "
+                             "results/samplers/rules.md)")
     parser.add_argument("--planned-seeds", type=int, default=0, metavar="N",
                         help="paired-t: comparisons with fewer than N pairs are reported as partial [0: none]")
     parser.add_argument("--out", type=Path, help="also write the verdicts and the per-point tables here")

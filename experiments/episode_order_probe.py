@@ -7,7 +7,7 @@ in-process trainer does, and once with each pair of slots swapped (0<->1, 2<->3,
 holding two goals could execute them before its goal order was fixed. Every rollout is seeded by (run seed,
 iteration, slot, kind), so in an env without history the orders give the same episodes. Prints how many differ.
 
-    PYTHONPATH=. python results/pushers/graph_ergo_pusher/episode_order_probe.py adr/ErgoPusher-v0 --iterations 10
+    python -m experiments.episode_order_probe adr/ErgoPusher-v0 --iterations 10
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import argparse
 
 import numpy as np
 
+from adr_core.cli_types import ArgumentParser
 from adr_core.envs import make_env
 from adr_core.iteration import RolloutSettings, roll_out_episode
 
@@ -56,7 +57,7 @@ def episodes(env_id: str, iterations: int, slots: int, swap_pairs: bool, seed: i
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("env_id")
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--slots", type=int, default=15)

@@ -2,7 +2,7 @@
 # One seed of the Q11 sampler outcome campaign (results/samplers/rules.md, results/campaign.md Q11): its four runs and
 # their report, from a frozen worktree, then its scores rows, sweep points and outcome lines merged into this
 # repository's results/samplers/outcome/{ll,er}/. Usage (the worktree's environment sourced, from the worktree root):
-#   bash <repo>/results/samplers/outcome_seed.sh ll|er <seed> <repo>
+#   bash <repo>/experiments/outcome_seed.sh ll|er <seed> <repo>
 # A finished seed is skipped; a seed cut off resumes from its checkpoints (reproduce resumes runs) on the same CPU model
 # only (rules.md "Machines"): on another, remove runs/samplers_outcome_<part>/s<seed> first.
 set -euo pipefail
