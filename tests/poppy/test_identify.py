@@ -130,9 +130,11 @@ def test_the_command_line_fits_a_log_and_writes_its_outputs(known_log, tmp_path:
     (["--env", "adr/LunarLander-v0", "--port", "/dev/null", "--out", "{out}"], "invalid choice"),
     (["--env", PUSHER, "--log", "{tmp}/nothing", "--out", "{out}"], "no such file or folder"),
     (["--env", PUSHER, "--port", "/dev/null", "--log", "{tmp}", "--out", "{out}"], "not allowed with"),
-    (["--env", PUSHER, "--port", "/dev/null", "--out", "{out}", "--max-speed", "9"], "--max-speed: 9 is outside [0.05, 7]"),
+    (["--env", PUSHER, "--port", "/dev/null", "--out", "{out}", "--max-speed", "9"],
+     "--max-speed: 9 is outside [0.05, 7]"),
     (["--env", PUSHER, "--port", "/dev/null", "--out", "{full}"], "not an empty folder"),
-    (["--env", PUSHER, "--port", "/dev/null", "--out", "{out}", "--budget", "3"], "--budget: 3 is outside [24, 100000]"),
+    (["--env", PUSHER, "--port", "/dev/null", "--out", "{out}", "--budget", "3"],
+     "--budget: 3 is outside [24, 100000]"),
 ])
 def test_bad_arguments_are_one_line_and_write_nothing(tmp_path: Path, capsys, argv, message: str) -> None:
     (tmp_path / "full").mkdir()
