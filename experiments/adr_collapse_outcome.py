@@ -7,8 +7,8 @@ reproducibility check's ADR run of seed 503 in ``adr_repro/s503`` stands for ADR
 policy's sweep (13 engine settings 8-20, 50 episodes each, ``report/sweeps/*/sweep_points.csv``), its solved share
 over the whole sweep and the hard end (8-11), "collapsed" when under 10 % of the sweep is solved, the mean episode
 length over the last 5 iterations and the engines the sampler proposed over the last 5 iterations (mean,
-sd). Seeds count only when all three arms finished, in the rules' order. The test: per variant, an exact one-sided sign test
-(McNemar) on the discordant pairs against ADR, Holm across the two variants at alpha 0.05.
+sd). Seeds count only when all three arms finished, in the rules' order. The test: per variant, an exact
+one-sided sign test (McNemar) on the discordant pairs against ADR, Holm across the two variants at alpha 0.05.
 """
 from __future__ import annotations
 
