@@ -335,8 +335,17 @@ def tracker_estimate(log: ArmLog) -> TrackerEstimate | None:
         return None
     received, captured, xy = log.puck[:, 0], log.puck[:, 1], log.puck[:, 2:4]
     return TrackerEstimate(latency_s=float(np.median(received - captured)),
-                           period_s=float(np.median(np.diff(captured))),
-                           noise_m=float(np.sqrt(np.mean(np.var(xy, axis=0)))), frames=len(log.puck))
+                           period_s=float(np.median(np.diff(captured))), noise_m=position_noise(xy),
+                           frames=len(log.puck))
+
+
+def position_noise(xy: np.ndarray) -> float:
+    """The per-axis std of a tracker's white position noise, robust to the puck moving meanwhile (an arm that
+    reaches its start pose fast may nudge it): from the median absolute second difference of each axis (white noise
+    of std s gives second differences of std s * sqrt(6); a smooth motion adds little to them), RMS over the axes."""
+    second = np.diff(np.asarray(xy, dtype=float), n=2, axis=0)
+    sigma = np.median(np.abs(second - np.median(second, axis=0)), axis=0) / 0.6745 / np.sqrt(6.0)
+    return float(np.sqrt(np.mean(sigma ** 2)))
 
 
 def _geometric(values: list[float]) -> float:
