@@ -113,11 +113,15 @@ def test_the_config_seed_and_device_hold_unless_given(tmp_path: Path) -> None:
     assert (bare["seed"], bare["device"]) == (0, "cpu")
 
 
-def test_the_launch_methods_are_the_core_methods() -> None:
-    from adr.graph import BUILT_IN_METHODS
-    from adr_core.samplers import method_samplers
-
-    assert set(BUILT_IN_METHODS) == set(method_samplers())
+def test_method_takes_a_plugin_named_in_overrides_as_in_a_config(capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 62: a plug-in sampler's method is accepted by method:= whether its module is named in the config file or
+    in overrides:= (it used to be found only through the config file)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "toy_sampler"))
+    printed = _printed_in_process(capsys, monkeypatch, "method:=toy_corner", "run_id:=plugin-test",
+                                  "overrides:={sampler_modules: [adr_toy_sampler]}")
+    config = _trainer_spec(printed)["config"]
+    assert (config["sampler"], config["sampler_modules"]) == ("toy_corner", ["adr_toy_sampler"])
 
 
 def test_method_replaces_the_config_sampler_and_env_must_agree_with_it() -> None:

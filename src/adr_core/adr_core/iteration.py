@@ -130,18 +130,14 @@ def _mean(values: list[float]) -> float:
 
 # The columns each producer fills (the graph carries them as name/value pairs in its messages).
 DISCRIMINATOR_COLUMNS = ("d_randomized", "d_reference", "discriminator_loss", "discriminator_steps")
-SAMPLER_COLUMNS = ("svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std",
-                   "boundary_width_mean", "boundary_low_mean", "boundary_high_mean", "boundary_edges_moved",
-                   "boundary_stale_scores")
 
 
 def sampler_columns() -> tuple[str, ...]:
-    """Every column a sampler's statistics may fill: SVPG's and boundary ADR's, and those each registered sampler's
-    record declares (a plug-in's own)."""
+    """Every column a sampler's statistics may fill: those each registered sampler's record declares
+    (``SamplerRecord.metric_columns``: the built-ins' and a plug-in's alike)."""
     from .samplers import sampler_records
 
-    declared = [c for record in sampler_records() for c in record.metric_columns if c not in SAMPLER_COLUMNS]
-    return SAMPLER_COLUMNS + tuple(dict.fromkeys(declared))
+    return tuple(dict.fromkeys(c for record in sampler_records() for c in record.metric_columns))
 
 
 def own_columns(metrics: dict[str, float], columns: tuple[str, ...]) -> dict[str, float]:

@@ -32,7 +32,6 @@ from adr_core.iteration import DISCRIMINATOR_COLUMNS, Feedback, Proposals, outco
 from adr_core.randomization import RandomizationSpace
 from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.run_spec import RunSpec
-from adr_core.samplers.svpg import REWARD_LIMIT
 from adr_core.training.config import TrainConfig
 from adr_core.training.driver import StopRequested
 from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewards, PolicyWeights, SamplerState
@@ -70,6 +69,7 @@ class GraphSteps:
         self.run_id, self.slots = spec.run_id, spec.slots
         self.learns_from_rewards = spec.learns_from_rewards
         self.learns_from_outcomes = spec.learns_from_outcomes  # boundary ADR: this node sends the task scores
+        self.reward_limit = config.sampler_record.reward_limit  # what the sampler refuses, refused here first
         obs_dim, act_dim = spec.obs_dim, spec.act_dim
         group = ReentrantCallbackGroup()
         # reference trajectories too (ADR): their returns go into metrics.csv as adr-train's do
@@ -157,9 +157,9 @@ class GraphSteps:
                                            DISCRIMINATOR_COLUMNS)
         if refusal is None and (rewards.size != self.slots or not np.all(np.isfinite(rewards))):
             refusal = f"{rewards.size} rewards (finite: {bool(np.all(np.isfinite(rewards)))}) for {self.slots} slots"
-        if refusal is None and np.abs(rewards).max() > REWARD_LIMIT:  # the sampler refuses these too
+        if refusal is None and self.reward_limit is not None and np.abs(rewards).max() > self.reward_limit:
             refusal = f"rewards up to {np.abs(rewards).max():.3g} in size (a discriminator reward is within " \
-                      f"+-{REWARD_LIMIT:g})"
+                      f"+-{self.reward_limit:g})"
         if refusal is not None:
             self.diagnostics.reject("rewards", f"particle rewards of iteration {msg.iteration}: {refusal}")
             return

@@ -35,7 +35,7 @@ EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "config" / "experimen
 
 DESCRIPTION = """\
 Train an agent with Active Domain Randomization (Mehta et al., CoRL 2019, Algorithm 1) or with one of
-the comparison samplers (UDR, baseline = reference only, fixed range = 'oracle'), in one process.
+the other samplers (--sampler below: the paper's comparisons and those beyond it), in one process.
 
 Every config key below can be set in a YAML file (--config) or on the command line
 (--agent.batch_size 256, or --set agent.batch_size=256). Defaults are the paper's unless noted.
