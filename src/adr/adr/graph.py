@@ -253,7 +253,7 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
         raise ValueError(f"train_sim: overrides:={args['overrides']} is not a YAML mapping")
     config_file = ""
     if args["config"]:
-        from adr_core.training.cli import resolve_experiment
+        from adr_core.training.experiments import resolve_experiment
 
         config_file = str(resolve_experiment(args["config"]).resolve())
     from adr_core.run_spec import RunSpec, check_run_id, new_run_id
@@ -312,9 +312,7 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     if args.get("role") != "sims" and run_start in started_before(Path(run_dir)):
         raise ValueError(f"train_sim: run_start:={run_start} started this run before ({Path(run_dir) / STARTS_FILE}): "
                          f"messages of that start would verify again; leave run_start:= empty for a new one")
-    return {
-        "config_file": config_file,
-        "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
+    return {  # the run's config reaches each node once: in run_spec
         "run_dir": str(Path(run_dir).resolve()),
         "run_spec": spec.to_json(),
         "key_file": key_file,
