@@ -67,8 +67,9 @@ class GraphSteps:
         self.wait_for_recorder, self.stop_requested = wait_for_recorder, stop_requested
         self.diagnostics, self.position = diagnostics, position
         self.run_id, self.slots = spec.run_id, spec.slots
-        self.learns_from_rewards = spec.learns_from_rewards
-        self.learns_from_outcomes = spec.learns_from_outcomes  # boundary ADR: this node sends the task scores
+        self.path = config.sampler_record.feedback  # samplers.feedback_path: what the sampler learns from
+        self.learns_from_rewards = self.path == "discriminator"
+        self.learns_from_outcomes = self.path == "outcomes"  # boundary ADR: this node sends the task scores
         self.reward_limit = config.sampler_record.reward_limit  # what the sampler refuses, refused here first
         obs_dim, act_dim = spec.obs_dim, spec.act_dim
         group = ReentrantCallbackGroup()
@@ -119,7 +120,7 @@ class GraphSteps:
 
     @property
     def sampler_learns(self) -> bool:
-        return self.learns_from_rewards or self.learns_from_outcomes
+        return self.path != "none"
 
     # ------------------------------------------------------------------ subscriptions
     def on_trajectory(self, msg: TrajectoryMsg) -> None:
@@ -297,7 +298,8 @@ class GraphSteps:
         self.inbox.note_published(self.agent.policy_version)
         self.weights_pub.publish(self.signing.sign(msg))
 
-    def feedback(self, k: int) -> Feedback:
+    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
+        """What came back on the graph's topics about iteration k (its task scores left in roll_out)."""
         return Feedback(self.rewards_of(k), self.sampler_metrics_of(k), self.discriminator_metrics.pop(k, {}))
 
     def timings(self, k: int) -> dict[str, float]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..randomization import RandomizationSpace
 from .alp_gmm import ALPGMMConfig, ALPGMMSampler
-from .base import Sampler, SamplerError
+from .base import Sampler, SamplerError, feedback_path
 from .boundary import BoundaryConfig, BoundarySampler, check_initial_range
 from .learnability import LearnabilityConfig, LearnabilitySampler
 from .registry import (
@@ -97,6 +97,6 @@ def make_sampler(kind: str, space: RandomizationSpace, svpg: SVPGConfig, seed: i
 __all__ = ["ALPGMMConfig", "ALPGMMSampler", "BUILT_IN", "BoundaryConfig", "BoundarySampler", "FixedRangeSampler",
            "LearnabilityConfig", "LearnabilitySampler", "PAPER_METHODS", "ReferenceSampler", "Sampler",
            "SamplerBuild", "SamplerError", "SamplerRecord", "SVPGConfig", "SVPGSampler", "UniformSampler",
-           "build_options", "import_sampler_modules", "make_sampler", "method_labels", "method_of",
+           "build_options", "feedback_path", "import_sampler_modules", "make_sampler", "method_labels", "method_of",
            "method_samplers", "record_of_method", "register_sampler", "resolve_options", "sampler_kinds",
            "sampler_record", "sampler_records"]

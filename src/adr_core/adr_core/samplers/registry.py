@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Sampler, SamplerError
+from .base import Sampler, SamplerError, feedback_path
 
 
 @dataclass(frozen=True)
@@ -79,9 +79,7 @@ class SamplerRecord:
     @property
     def feedback(self) -> str:
         """'discriminator', 'outcomes' or 'none': what the trainer hands the sampler after each iteration."""
-        if self.sampler_class.learns_from_rewards:
-            return "discriminator"
-        return "outcomes" if self.sampler_class.learns_from_outcomes else "none"
+        return feedback_path(self.sampler_class)
 
 
 _RECORDS: dict[str, SamplerRecord] = {}
