@@ -4,7 +4,7 @@
     roll_out(k)     RollOut goals on the simulator instances (dispatcher.py), trajectories taken from the topic
                     (inbox.py: each one checked before it counts); AcceptedTrajectories names what counts
     publish_weights PolicyWeights (latched)
-    feedback(k)     ParticleRewards of the discriminator (boundary ADR: the task scores this node sends) and the
+    feedback(k, ..) ParticleRewards of the discriminator (boundary ADR: the task scores this node sends) and the
                     sampler's SamplerState of k, each checked before it is kept
     save_components the sampler's and discriminator's SaveCheckpoint services
 
