@@ -212,7 +212,8 @@ class TrainConfig:
                 _check_saved_modules(self.sampler_modules, "sampler", saved)
             import_sampler_modules(self.sampler_modules)
             # the sampler's record, resolved and its options checked once: make_sampler builds from these
-            self.__dict__["_sampler_options"] = resolve_options(self.sampler_record, self.sampler_options)
+            record = self.sampler_record
+            self.__dict__["_sampler_options"] = resolve_options(record, self.sampler_options)
         except SamplerError as error:
             raise ConfigError(f"sampler: {error}" if "unknown sampler" in str(error) else str(error)) from None
         if self.device not in ("cpu", "cuda", "auto") and not self.device.startswith("cuda:"):
@@ -249,12 +250,11 @@ class TrainConfig:
             raise ConfigError(f"rollout_max_steps must be >= 1 or null, got {self.rollout_max_steps}")
         if self.reference_exploration_noise is not None and self.reference_exploration_noise < 0:
             raise ConfigError(f"reference_exploration_noise must be >= 0, got {self.reference_exploration_noise}")
-        check_space = self.sampler_record.check_space
-        if check_space is not None:
+        if record.check_space is not None:
             from ..randomization import space_of
 
             try:
-                check_space(self.sampler_options_of_run(), lambda: space_of(self.env_id, self.space))
+                record.check_space(self._options_of(record), lambda: space_of(self.env_id, self.space))
             except SamplerError as error:
                 raise ConfigError(str(error)) from None
 
@@ -314,10 +314,10 @@ class TrainConfig:
         data rate for every method)."""
         return self.num_particles * self.svpg.rollout_length
 
-    def sampler_options_of_run(self) -> Any:
+    def _options_of(self, record: SamplerRecord) -> Any:
         """What the sampler's ``build`` gets as its options: the ``sampler_options`` checked when this config was
         made, or the config section its record names (``svpg`` with the particle count resolved)."""
-        section = self.sampler_record.config_section
+        section = record.config_section
         if section is None:
             return self.__dict__["_sampler_options"]
         return self.resolved_svpg() if section == "svpg" else getattr(self, section)
@@ -325,9 +325,8 @@ class TrainConfig:
     def make_sampler(self, space: RandomizationSpace, seed: int) -> Sampler:
         """This run's sampler over ``space`` (the one place a config becomes a sampler; ``seed``: the component's
         seed, ``component_seed(run seed, "sampler")`` in every runner): its record's ``build``."""
-        n = self.proposals_per_iteration
-        sampler = self.sampler_record.build(SamplerBuild(space, n, int(seed), self.sampler_options_of_run(),
-                                                         self.fixed_range))
+        n, record = self.proposals_per_iteration, self.sampler_record
+        sampler = record.build(SamplerBuild(space, n, int(seed), self._options_of(record), self.fixed_range))
         if sampler.num_proposals != n:  # RunSpec tells every node n without building a sampler
             raise SamplerError(f"sampler {self.sampler!r} proposes {sampler.num_proposals} settings per iteration; "
                                f"its build must honour num_proposals ({n})")
