@@ -14,8 +14,8 @@ import time
 import numpy as np
 import torch
 
-from adr_core.training.cli import resolve_experiment
 from adr_core.training.config import TrainConfig
+from adr_core.training.experiments import resolve_experiment
 from adr_core.training.trainer import Trainer
 
 PHASES = (("time_rollouts_s", "rollouts (randomized + reference)"),

@@ -24,8 +24,8 @@ from typing import Any
 
 import torch
 
-from adr_core.training.cli import resolve_experiment
 from adr_core.training.config import TrainConfig
+from adr_core.training.experiments import resolve_experiment
 from adr_core.training.trainer import Trainer
 
 # part -> (the functions whose cumulative time it is, the part it is nested in, the functions whose direct calls

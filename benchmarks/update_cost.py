@@ -23,8 +23,8 @@ import torch
 
 from adr_core.agents import make_agent
 from adr_core.base.devices import configure_torch
-from adr_core.training.cli import resolve_experiment
 from adr_core.training.config import TrainConfig
+from adr_core.training.experiments import resolve_experiment
 
 
 def parse_cell(text: str) -> tuple[float, int]:

@@ -19,13 +19,14 @@ from stable_baselines3 import SAC
 from adr_core import ADRLoop, ADRWrapper
 from adr_core.envs import make_env
 from adr_core.integrations.sb3 import ADRCallback
+from adr_core.samplers import sampler_kinds
 from adr_core.training.config import TrainConfig
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=100_000)
-    parser.add_argument("--sampler", default="adr", choices=("adr", "udr", "baseline"))
+    parser.add_argument("--sampler", default="adr", choices=sampler_kinds())
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--resume", action="store_true")

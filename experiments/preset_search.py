@@ -48,9 +48,9 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     from adr_core.evaluation.settings import evaluate
-    from adr_core.training.cli import resolve_experiment
     from adr_core.training.config import TrainConfig
     from adr_core.training.driver import Hook
+    from adr_core.training.experiments import resolve_experiment
     from adr_core.training.hooks import EarlyStopHook, early_stop
     from adr_core.training.trainer import LATEST, Trainer
 

@@ -75,8 +75,8 @@ TARGET_RETURN, TARGET_SOLVED = 200.0, 0.9  # the return part: LunarLander only
 
 
 def preset_env(preset: str) -> str:
-    from adr_core.training.cli import resolve_experiment
     from adr_core.training.config import TrainConfig
+    from adr_core.training.experiments import resolve_experiment
 
     return TrainConfig.from_yaml(resolve_experiment(preset)).env_id
 

@@ -38,7 +38,7 @@ class FakeSteps:
     def publish_weights(self) -> None:
         self.calls.append("publish")
 
-    def feedback(self, k: int) -> Feedback:
+    def feedback(self, k: int, randomized: list, reference: list) -> Feedback:
         self.calls.append(f"feedback{k}")
         lost = k == self.lose_feedback_at
         return Feedback(np.zeros(2), None if lost else {"sampler_loss": 0.0})

@@ -57,7 +57,7 @@ class LocalSteps:
     def publish_weights(self) -> None:
         self.published.append({name: value.clone() for name, value in self.agent.actor_state_dict().items()})
 
-    def feedback(self, k: int) -> Feedback:
+    def feedback(self, k: int, randomized: list, reference: list) -> Feedback:
         if k == self.lose_feedback_of and self.stop_when_lost:
             self.stop.set()  # the graph stops: the sampler's answer of k never comes
         return self.answers.pop(k)

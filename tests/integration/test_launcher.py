@@ -33,9 +33,11 @@ def test_node_command_matches_the_description() -> None:
     command = node_command(sampler)
     assert command[0] == str(executable("adr_sampler_node", "sampler_node"))
     assert command[command.index("-r") + 1] == "__node:=adr_sampler"
-    overrides = command[command.index("-p", command.index("__node:=adr_sampler")) + 1:]
-    assert any(arg.startswith("overrides:=") and "seed: 5" in arg for arg in overrides), command
-    assert any(arg.startswith("run_spec:=") and '"env_id": "adr/LunarLander-v0"' in arg for arg in overrides)
+    parameters = command[command.index("-p", command.index("__node:=adr_sampler")) + 1:]
+    (run_spec,) = [arg for arg in parameters if arg.startswith("run_spec:=")]
+    assert '"env_id": "adr/LunarLander-v0"' in run_spec and '"seed": 5' in run_spec, command
+    # one config per node (issue 62): the run's config is in run_spec only
+    assert not any(arg.startswith(("overrides:=", "config_file:=")) for arg in parameters), command
 
 
 def test_launcher_runs_the_graph_and_stops_on_ctrl_c(ros_env: dict[str, str], tmp_path: Path) -> None:
@@ -98,7 +100,6 @@ def test_a_packaged_config_sets_env_and_sampler_of_the_graph(name: str, capsys: 
     config = TrainConfig.from_dict(data).with_overrides({"seed": 0, "device": "cpu"})
     config.svpg.num_particles = config.num_particles  # resolved once for every node (null: the paper's N)
     assert spec["config"] == config.to_dict()  # every other key of the YAML too
-    assert "env_id" not in printed.split("overrides:='", 1)[1].split("'", 1)[0]
 
 
 def test_the_config_seed_and_device_hold_unless_given(tmp_path: Path) -> None:
@@ -113,11 +114,15 @@ def test_the_config_seed_and_device_hold_unless_given(tmp_path: Path) -> None:
     assert (bare["seed"], bare["device"]) == (0, "cpu")
 
 
-def test_the_launch_methods_are_the_core_methods() -> None:
-    from adr.graph import BUILT_IN_METHODS
-    from adr_core.samplers import method_samplers
-
-    assert set(BUILT_IN_METHODS) == set(method_samplers())
+def test_method_takes_a_plugin_named_in_overrides_as_in_a_config(capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 62: a plug-in sampler's method is accepted by method:= whether its module is named in the config file or
+    in overrides:= (it used to be found only through the config file)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "toy_sampler"))
+    printed = _printed_in_process(capsys, monkeypatch, "method:=toy_corner", "run_id:=plugin-test",
+                                  "overrides:={sampler_modules: [adr_toy_sampler]}")
+    config = _trainer_spec(printed)["config"]
+    assert (config["sampler"], config["sampler_modules"]) == ("toy_corner", ["adr_toy_sampler"])
 
 
 def test_method_replaces_the_config_sampler_and_env_must_agree_with_it() -> None:

@@ -47,3 +47,13 @@ def test_a_node_started_on_its_own_takes_the_parameter() -> None:
 def test_two_different_ids_are_refused() -> None:
     with pytest.raises(ConfigError, match="run_id 'x' differs from the run id 'head-7' in run_spec"):
         declared({"run_spec": spec_json("head-7"), "run_id": "x"})
+
+
+def test_a_node_gets_one_config_run_spec_or_config_file_and_overrides() -> None:
+    """Issue 62: the launchers hand a node its config once, in run_spec; config_file or overrides beside it (which the
+    node would have ignored) are refused, and a node on its own still resolves them."""
+    for other in ({"config_file": "lunar_lander_adr.yaml"}, {"overrides": "{seed: 3}"}):
+        with pytest.raises(ConfigError, match="run_spec holds the run's config: give it alone"):
+            declared({"run_spec": spec_json("head-7"), **other})
+    assert declared({"run_spec": spec_json("head-7"), "overrides": "{}"}) == ("head-7", "head-7")
+    assert declared({"overrides": "{seed: 3}", "run_id": "solo-2"}) == ("solo-2", "solo-2")

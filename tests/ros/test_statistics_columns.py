@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from adr_core.iteration import DISCRIMINATOR_COLUMNS, SAMPLER_COLUMNS, IterationResult
+from adr_core.iteration import DISCRIMINATOR_COLUMNS, IterationResult, sampler_columns
 from adr_trainer_node.graph_steps import GraphSteps
 
 STEPS = SimpleNamespace(run_id="run", position=lambda: (3, 2))  # iteration 3 in progress, 2 completed
@@ -19,12 +19,12 @@ def refusal(names: list[str], values: list[float], columns: tuple[str, ...]) -> 
 
 def test_forged_metric_names_are_refused_and_the_real_ones_accepted() -> None:
     assert refusal(["d_randomized", "discriminator_loss"], [0.4, 0.6], DISCRIMINATOR_COLUMNS) is None
-    assert refusal(["svpg_value_loss"], [1.0], SAMPLER_COLUMNS) is None
+    assert refusal(["svpg_value_loss"], [1.0], sampler_columns()) is None
     forged = refusal(["return_mean", "iteration", "critic_loss"], [12345.0, 777.0, 0.0], DISCRIMINATOR_COLUMNS)
     assert forged is not None and "not this producer's columns" in forged
     assert refusal(["svpg_value_loss"], [1.0], DISCRIMINATOR_COLUMNS) is not None  # another producer's column
     assert refusal(["d_reference", "d_reference"], [0.1, 0.2], DISCRIMINATOR_COLUMNS) is not None  # repeated
-    assert "statistics are within" in refusal(["svpg_value_loss"], [5e10], SAMPLER_COLUMNS)  # issue 30: bounds
+    assert "statistics are within" in refusal(["svpg_value_loss"], [5e10], sampler_columns())  # issue 30: bounds
     many = [f"m{i}" for i in range(300_000)]
     assert refusal(many, [0.0] * len(many), DISCRIMINATOR_COLUMNS) is not None  # refused, nothing kept
 

@@ -142,11 +142,6 @@ SERVED_EXIT_GRACE_S = 10.0  # a helper still running this long after the trainer
 # loaded machine either may need more than the launch default of 10 s to exit, and a killed node ends the launch 137
 INSTANCE_SHUTDOWN_S = 40.0
 
-# the method names of the samplers adr_core registers (a test keeps this equal to adr_core.samplers.method_samplers():
-# this module imports no adr_core at load time, so that a launch file's argument check stays fast); a plug-in
-# sampler's method (a module of the config's sampler_modules) is checked when the run is resolved
-BUILT_IN_METHODS = ("adr", "udr", "baseline", "oracle", "boundary_adr", "learnability", "alp_gmm")
-
 DDS_INTERFACES = Argument(
     "dds_interfaces", dds_interfaces.DEFAULT, "network interfaces the nodes' DDS (Fast DDS) listens on: loopback "
     "(this host only), all (every interface: sim instances on other hosts), or IPv4 addresses of this host, "
@@ -164,12 +159,10 @@ TRAIN_SIM_ARGUMENTS = (
     Argument(
         "method",
         "",
-        "how simulator settings are chosen: adr (SVPG + discriminator), udr (uniform), "
-        "baseline (reference only), oracle (uniform over the space's 'hard' range); beyond the paper: boundary_adr "
-        "(OpenAI 2019's ranges that grow where the policy succeeds), learnability (p(1-p) of the success rate "
-        "nearby), alp_gmm (absolute learning progress), or a plug-in sampler of the config's sampler_modules (one "
-        f"of: {', '.join(BUILT_IN_METHODS)}, ...); empty: the config's sampler (adr without config:=); given with "
-        "config:=, it replaces the config's sampler and keeps its agent",
+        "how simulator settings are chosen: the method name of a registered sampler (adr-train --help lists them "
+        "under --sampler: its kind, or the method its record names), a plug-in's included (its module "
+        "named in sampler_modules, of the config or of overrides:=); empty: the config's sampler (adr without "
+        "config:=); given with config:=, it replaces the config's sampler and keeps its agent",
         bad=(("no_such_method", ()),),
     ),
     Argument("instances", "2", "number of simulator instance nodes", kind=int, bounds=(1, 64)),
@@ -260,7 +253,7 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
         raise ValueError(f"train_sim: overrides:={args['overrides']} is not a YAML mapping")
     config_file = ""
     if args["config"]:
-        from adr_core.training.cli import resolve_experiment
+        from adr_core.training.experiments import resolve_experiment
 
         config_file = str(resolve_experiment(args["config"]).resolve())
     from adr_core.run_spec import RunSpec, check_run_id, new_run_id
@@ -276,8 +269,9 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     if args["method"]:
         from adr_core.samplers import SamplerError, import_sampler_modules, record_of_method
 
+        modules = overrides.get("sampler_modules", config.sampler_modules)  # a plug-in named either way
         try:
-            import_sampler_modules(config.sampler_modules)
+            import_sampler_modules(modules if isinstance(modules, (list, tuple)) else ())
             explicit["sampler"] = record_of_method(args["method"]).kind
         except SamplerError as error:
             raise ValueError(f"train_sim: method:={args['method']}: {error}") from None
@@ -318,9 +312,7 @@ def run_parameters(args: Mapping[str, str]) -> dict[str, Any]:
     if args.get("role") != "sims" and run_start in started_before(Path(run_dir)):
         raise ValueError(f"train_sim: run_start:={run_start} started this run before ({Path(run_dir) / STARTS_FILE}): "
                          f"messages of that start would verify again; leave run_start:= empty for a new one")
-    return {
-        "config_file": config_file,
-        "overrides": yaml.safe_dump(overrides, default_flow_style=True, width=10_000).strip(),
+    return {  # the run's config reaches each node once: in run_spec
         "run_dir": str(Path(run_dir).resolve()),
         "run_spec": spec.to_json(),
         "key_file": key_file,

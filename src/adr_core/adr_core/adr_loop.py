@@ -32,9 +32,10 @@ import numpy as np
 
 from .base.seeding import component_seed
 from .discriminator import DiscriminatorRewarder
-from .iteration import Feedback, Proposals, outcome_scores, propose, score_then_train, update_sampler
+from .iteration import Feedback, Proposals, propose, sampler_rewards, score_then_train, update_sampler
 from .randomization import RandomizationSpace
 from .rollout import Policy, Trajectory, rollout
+from .samplers import feedback_path
 from .training.config import TrainConfig
 from .training.driver import Engine
 
@@ -99,7 +100,7 @@ class ADRLoop:
         self.obs_dim, self.act_dim = int(obs_dim), int(act_dim)
         seed = config.seed
         self.sampler = config.make_sampler(space, component_seed(seed, "sampler"))
-        self.learns = self.sampler.learns_from_rewards
+        self.learns = feedback_path(self.sampler) == "discriminator"  # reference episodes, a discriminator
         self.discriminator = (DiscriminatorRewarder(obs_dim, act_dim, config.discriminator,
                                                     component_seed(seed, "discriminator")) if self.learns else None)
         env_kwargs = config.env_kwargs()
@@ -276,11 +277,10 @@ class LearnerDrivenSteps:
         self.loop = loop
         self.policy: Policy | None = None  # set by ADRLoop.update for the iteration it runs
         self.noise = 0.0
-        self._rollouts: tuple[list[Trajectory], list[Trajectory]] = ([], [])
 
     @property
     def sampler_learns(self) -> bool:
-        return self.loop.learns
+        return feedback_path(self.loop.sampler) != "none"
 
     def propose(self, k: int) -> Proposals:
         assert self.loop._batch is not None
@@ -293,21 +293,19 @@ class LearnerDrivenSteps:
         if loop.learns:
             assert self.policy is not None
             reference = [loop._reference_episode(self.policy, slot, self.noise, k) for slot in range(loop.slots)]
-        self._rollouts = (randomized, reference)
         return randomized, reference
 
     def publish_weights(self) -> None:
         """Nothing to send: the learner holds its weights."""
 
-    def feedback(self, k: int) -> Feedback:
-        loop, (randomized, reference) = self.loop, self._rollouts
+    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
+        loop = self.loop
         rewards: np.ndarray | None = None
         discriminator_metrics: dict[str, float] = {}
         if loop.learns:
             assert loop.discriminator is not None
             rewards, discriminator_metrics = score_then_train(loop.discriminator, randomized, reference)
-        elif loop.sampler.learns_from_outcomes:  # boundary ADR: the episodes' task scores
-            rewards = outcome_scores(randomized)
+        rewards = sampler_rewards(loop.sampler, randomized, rewards)
         return Feedback(rewards, update_sampler(loop.sampler, rewards), discriminator_metrics)
 
     def timings(self, k: int) -> dict[str, float]:

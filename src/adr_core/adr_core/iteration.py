@@ -31,7 +31,7 @@ from .agents import OffPolicyAgent
 from .discriminator import DiscriminatorRewarder
 from .randomization import RandomizationSpace
 from .rollout import Kind, Policy, Trajectory, rollout
-from .samplers import Sampler
+from .samplers import Sampler, feedback_path
 
 if TYPE_CHECKING:
     from .envs.randomized import RandomizedEnvMixin
@@ -103,11 +103,20 @@ def outcome_scores(randomized: list[Trajectory]) -> np.ndarray:
     return np.array([float(t.solved) for t in sorted(randomized, key=lambda t: t.slot)], dtype=np.float64)
 
 
+def sampler_rewards(sampler: Sampler, randomized: list[Trajectory],
+                    discriminator_rewards: np.ndarray | None) -> np.ndarray | None:
+    """What the sampler's update takes after an iteration, by its ``feedback_path``: the discriminator's rewards of
+    its proposals, the task scores of the iteration's randomized episodes (``outcome_scores``), or nothing."""
+    path = feedback_path(sampler)
+    if path == "outcomes":
+        return outcome_scores(randomized)
+    return discriminator_rewards if path == "discriminator" else None
+
+
 def update_sampler(sampler: Sampler, rewards: np.ndarray | None) -> dict[str, float]:
     """The sampler's step on what it learns from: SVPG on the discriminator rewards of its proposals, boundary ADR on
     their task scores (``outcome_scores``); nothing for samplers that do not learn."""
-    learns = sampler.learns_from_rewards or sampler.learns_from_outcomes
-    return sampler.update(rewards) if learns and rewards is not None else {}
+    return sampler.update(rewards) if feedback_path(sampler) != "none" and rewards is not None else {}
 
 
 def update_agent(agent: OffPolicyAgent, randomized: list[Trajectory], budget: int | None = None,
@@ -130,18 +139,14 @@ def _mean(values: list[float]) -> float:
 
 # The columns each producer fills (the graph carries them as name/value pairs in its messages).
 DISCRIMINATOR_COLUMNS = ("d_randomized", "d_reference", "discriminator_loss", "discriminator_steps")
-SAMPLER_COLUMNS = ("svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std",
-                   "boundary_width_mean", "boundary_low_mean", "boundary_high_mean", "boundary_edges_moved",
-                   "boundary_stale_scores")
 
 
 def sampler_columns() -> tuple[str, ...]:
-    """Every column a sampler's statistics may fill: SVPG's and boundary ADR's, and those each registered sampler's
-    record declares (a plug-in's own)."""
+    """Every column a sampler's statistics may fill: those each registered sampler's record declares
+    (``SamplerRecord.metric_columns``: the built-ins' and a plug-in's alike)."""
     from .samplers import sampler_records
 
-    declared = [c for record in sampler_records() for c in record.metric_columns if c not in SAMPLER_COLUMNS]
-    return SAMPLER_COLUMNS + tuple(dict.fromkeys(declared))
+    return tuple(dict.fromkeys(c for record in sampler_records() for c in record.metric_columns))
 
 
 def own_columns(metrics: dict[str, float], columns: tuple[str, ...]) -> dict[str, float]:

@@ -6,8 +6,9 @@ Per step, a trajectory's reward must be within +-``reward_bound(env_id)``, the e
 shaping difference of tens, so 1000; the robot envs reward minus a distance in metres minus a small control cost (a
 few units at most), so 100. A run can set its own bound
 (``reward_bound_per_step``). Observations must be within +-``OBSERVATION_LIMIT`` (no env of this project comes
-near it; NaN and inf are refused earlier, as malformed). Particle rewards have their own bound
-(``adr_core.samplers.svpg.REWARD_LIMIT``: a discriminator reward is a log-probability), and a statistic another
+near it; NaN and inf are refused earlier, as malformed). Particle rewards have their sampler's bound
+(its record's ``reward_limit``; ADR's ``samplers.svpg.REWARD_LIMIT``: a discriminator reward is a
+log-probability), and a statistic another
 node reports for metrics.csv (a loss, a step count) must be within +-``STATISTIC_LIMIT``.
 """
 from __future__ import annotations

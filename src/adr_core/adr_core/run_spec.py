@@ -69,10 +69,10 @@ class RunSpec:
             act_dim = int(np.prod(env.action_space.shape or ()))
         finally:
             env.close()
-        sampler = config.make_sampler(space, 0)
+        feedback = config.sampler_record.feedback  # what its update takes: no sampler is built to learn it
         return cls(config=resolved.to_dict(), env_id=config.env_id, space=space.to_dict(), obs_dim=obs_dim,
-                   act_dim=act_dim, slots=sampler.num_proposals, learns_from_rewards=sampler.learns_from_rewards,
-                   learns_from_outcomes=sampler.learns_from_outcomes)
+                   act_dim=act_dim, slots=config.proposals_per_iteration,
+                   learns_from_rewards=feedback == "discriminator", learns_from_outcomes=feedback == "outcomes")
 
     def train_config(self) -> TrainConfig:
         return TrainConfig.from_dict(self.config)

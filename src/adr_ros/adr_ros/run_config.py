@@ -4,7 +4,8 @@
 env's shapes and space, the proposals per iteration and the run id every message of the run carries (``spec.run_id``):
 a node reads what it needs from it and builds no env or sampler just to learn a shape. Without it (a node started on
 its own), ``config_file`` (experiment YAML, empty = paper defaults) + ``overrides`` (YAML mapping of dotted keys) are
-resolved here, and ``run_id`` (default empty) is the node's run id. ``run_dir`` is where the run's files go.
+resolved here, and ``run_id`` (default empty) is the node's run id. A node gets one config: ``run_spec`` given with
+``config_file`` or ``overrides`` is refused. ``run_dir`` is where the run's files go.
 """
 from __future__ import annotations
 
@@ -53,6 +54,9 @@ def declare_run(node: Node, default_torch_threads: int = 1) -> tuple[TrainConfig
             description="The run's resolved specification (JSON, adr_core.run_spec), computed once by the launcher; "
                         "empty: resolved from config_file and overrides", read_only=True)).value
     if spec_text:
+        if config_file or overrides.strip() not in ("", "{}"):
+            raise ConfigError("run_spec holds the run's config: give it alone, or config_file and overrides without "
+                              "it (a node started on its own)")
         spec = RunSpec.from_json(spec_text)
         config = spec.train_config()
     else:

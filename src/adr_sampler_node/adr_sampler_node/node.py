@@ -22,7 +22,7 @@ from rclpy.node import Node
 from adr_core.base.seeding import component_seed
 from adr_core.iteration import propose, update_sampler
 from adr_core.report.sampling_stats import mean_pairwise_distance
-from adr_core.samplers import Sampler, SamplerError, sampler_record
+from adr_core.samplers import Sampler, SamplerError, feedback_path
 from adr_interfaces.msg import ParameterSet, ParticleRewards, SampleHistogram, SamplerState
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
 from adr_ros import parameter_sets, qos, run_ids, topics
@@ -34,8 +34,7 @@ from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run, declare_signing
 
 COMPONENT = "sampler"
-METRICS = ("sampler_reward_mean", "sampler_spread", "svpg_value_loss", "svpg_bandwidth", "svpg_log_std",
-           "boundary_low_mean", "boundary_high_mean", "boundary_width_mean")  # the last three: boundary ADR's ranges
+METRICS = ("sampler_reward_mean", "sampler_spread")  # every sampler's; then its record's metric_columns
 
 
 class SamplerNode(Node):
@@ -52,6 +51,7 @@ class SamplerNode(Node):
         cfg = self.config
         self.space = spec.randomization_space()
         self.sampler: Sampler = cfg.make_sampler(self.space, component_seed(cfg.seed, COMPONENT))
+        self.learns = feedback_path(self.sampler) != "none"  # it awaits each iteration's rewards or task scores
         self.iteration = 0  # the next iteration to propose
         self.awaiting_rewards_of: int | None = None
         self.answered: tuple[int, list[ParameterSet]] | None = None  # the last iteration proposed, for re-asks
@@ -69,8 +69,7 @@ class SamplerNode(Node):
         self.proposals_pub = self.create_publisher(ParameterSet, topics.PROPOSALS, qos.RELIABLE_HISTORY)
         self.state_pub = self.create_publisher(SamplerState, topics.SAMPLER_STATE, qos.LATCHED)
         self.histogram_pub = self.create_publisher(SampleHistogram, topics.SAMPLE_HISTOGRAM, qos.LATCHED)
-        own = tuple(c for c in sampler_record(cfg.sampler).metric_columns if c not in METRICS)  # a plug-in's too
-        self.metrics = MetricPublisher(self, METRICS + own, self.signing)
+        self.metrics = MetricPublisher(self, METRICS + cfg.sampler_record.metric_columns, self.signing)
         self.diagnostics = NodeDiagnostics(self)
         self.signing.count_drops(self.diagnostics.count)
         self.create_service(ProposeParameters, topics.PROPOSE_SERVICE, self.on_propose,
@@ -137,7 +136,7 @@ class SamplerNode(Node):
         response.success = True
         response.message = f"iteration {self.iteration}: {len(normalized)} proposals"
         self.answered = (self.iteration, list(response.proposals))
-        if self.sampler.learns_from_rewards or self.sampler.learns_from_outcomes:
+        if self.learns:
             self.awaiting_rewards_of = self.iteration
         else:
             self._complete_iteration({})
@@ -152,7 +151,7 @@ class SamplerNode(Node):
         if refusal is not None:
             self.diagnostics.reject("run_id", refusal)
             return
-        if not (self.sampler.learns_from_rewards or self.sampler.learns_from_outcomes):
+        if not self.learns:
             self.diagnostics.reject("not_learning", f"{self.config.sampler} sampler ignores rewards")
             return
         if msg.iteration < self.iteration:  # (awaiting k means self.iteration is still k)

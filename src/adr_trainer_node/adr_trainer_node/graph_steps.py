@@ -4,7 +4,7 @@
     roll_out(k)     RollOut goals on the simulator instances (dispatcher.py), trajectories taken from the topic
                     (inbox.py: each one checked before it counts); AcceptedTrajectories names what counts
     publish_weights PolicyWeights (latched)
-    feedback(k)     ParticleRewards of the discriminator (boundary ADR: the task scores this node sends) and the
+    feedback(k, ..) ParticleRewards of the discriminator (boundary ADR: the task scores this node sends) and the
                     sampler's SamplerState of k, each checked before it is kept
     save_components the sampler's and discriminator's SaveCheckpoint services
 
@@ -32,7 +32,6 @@ from adr_core.iteration import DISCRIMINATOR_COLUMNS, Feedback, Proposals, outco
 from adr_core.randomization import RandomizationSpace
 from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.run_spec import RunSpec
-from adr_core.samplers.svpg import REWARD_LIMIT
 from adr_core.training.config import TrainConfig
 from adr_core.training.driver import StopRequested
 from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewards, PolicyWeights, SamplerState
@@ -68,8 +67,10 @@ class GraphSteps:
         self.wait_for_recorder, self.stop_requested = wait_for_recorder, stop_requested
         self.diagnostics, self.position = diagnostics, position
         self.run_id, self.slots = spec.run_id, spec.slots
-        self.learns_from_rewards = spec.learns_from_rewards
-        self.learns_from_outcomes = spec.learns_from_outcomes  # boundary ADR: this node sends the task scores
+        self.path = config.sampler_record.feedback  # samplers.feedback_path: what the sampler learns from
+        self.learns_from_rewards = self.path == "discriminator"
+        self.learns_from_outcomes = self.path == "outcomes"  # boundary ADR: this node sends the task scores
+        self.reward_limit = config.sampler_record.reward_limit  # what the sampler refuses, refused here first
         obs_dim, act_dim = spec.obs_dim, spec.act_dim
         group = ReentrantCallbackGroup()
         # reference trajectories too (ADR): their returns go into metrics.csv as adr-train's do
@@ -119,7 +120,7 @@ class GraphSteps:
 
     @property
     def sampler_learns(self) -> bool:
-        return self.learns_from_rewards or self.learns_from_outcomes
+        return self.path != "none"
 
     # ------------------------------------------------------------------ subscriptions
     def on_trajectory(self, msg: TrajectoryMsg) -> None:
@@ -157,9 +158,9 @@ class GraphSteps:
                                            DISCRIMINATOR_COLUMNS)
         if refusal is None and (rewards.size != self.slots or not np.all(np.isfinite(rewards))):
             refusal = f"{rewards.size} rewards (finite: {bool(np.all(np.isfinite(rewards)))}) for {self.slots} slots"
-        if refusal is None and np.abs(rewards).max() > REWARD_LIMIT:  # the sampler refuses these too
+        if refusal is None and self.reward_limit is not None and np.abs(rewards).max() > self.reward_limit:
             refusal = f"rewards up to {np.abs(rewards).max():.3g} in size (a discriminator reward is within " \
-                      f"+-{REWARD_LIMIT:g})"
+                      f"+-{self.reward_limit:g})"
         if refusal is not None:
             self.diagnostics.reject("rewards", f"particle rewards of iteration {msg.iteration}: {refusal}")
             return
@@ -297,7 +298,8 @@ class GraphSteps:
         self.inbox.note_published(self.agent.policy_version)
         self.weights_pub.publish(self.signing.sign(msg))
 
-    def feedback(self, k: int) -> Feedback:
+    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
+        """What came back on the graph's topics about iteration k (its task scores left in roll_out)."""
         return Feedback(self.rewards_of(k), self.sampler_metrics_of(k), self.discriminator_metrics.pop(k, {}))
 
     def timings(self, k: int) -> dict[str, float]:

@@ -11,8 +11,9 @@ from ..base.checkpoint import CheckpointError
 from ..cli_types import ArgumentParser, at_least, env_modules_option, non_negative_number, output_dir, seed, text
 from ..envs import allow_env_modules
 from ..randomization import RandomizationError, space_of
-from ..training.cli import config_from_args, resolve_experiment
+from ..training.cli import config_from_args
 from ..training.config import ConfigError, TrainConfig
+from ..training.experiments import resolve_experiment
 from .policies import PolicyLoadError, load_frozen_policy
 from .probe import FOCUS_RATIO, Probe
 

@@ -12,7 +12,7 @@ from ..evaluation.options import common_options, grid_kind
 from ..randomization import RandomizationError
 from .build import ReportOptions, build_report
 from .evaluations import EvaluationOptions
-from .run_data import RunDataError
+from .run_data import RunDataError, method_order
 
 FIGURE_FORMATS = ("png", "svg", "pdf")  # what matplotlib's Agg/SVG/PDF backends write here
 
@@ -27,7 +27,7 @@ of the numbers, and a flag for ranges where ADR's sampler concentrates while the
 
 RUN_DIR: run directories (adr-train or node graph; method, seed and env are read from each config.yaml), or
 folders holding run directories (e.g. runs/). Runs are grouped by environment, then by method
-(ADR, UDR, oracle, baseline). All evaluation episodes of all runs share one pool of --workers processes."""
+({methods}). All evaluation episodes of all runs share one pool of --workers processes."""
 
 
 
@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="adr-report", description=REPORT_DESCRIPTION,
+    parser = ArgumentParser(prog="adr-report", description=REPORT_DESCRIPTION.format(methods=", ".join(method_order())),
                             formatter_class=argparse.RawDescriptionHelpFormatter,
                             epilog="examples:\n  adr-report runs/ll_adr_s0 --out runs/ll_adr_s0/report\n"
                                             "  adr-report runs/ --out report/ --seeds 0 1 2 3 4")

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..randomization import RandomizationSpace
 from .alp_gmm import ALPGMMConfig, ALPGMMSampler
-from .base import Sampler, SamplerError
-from .boundary import BoundaryConfig, BoundarySampler
+from .base import Sampler, SamplerError, feedback_path
+from .boundary import BoundaryConfig, BoundarySampler, check_initial_range
 from .learnability import LearnabilityConfig, LearnabilitySampler
 from .registry import (
     SamplerBuild,
@@ -18,17 +18,19 @@ from .registry import (
     import_sampler_modules,
     record_of_method,
     register_sampler,
+    resolve_options,
     sampler_kinds,
     sampler_record,
     sampler_records,
 )
 from .simple import FixedRangeSampler, ReferenceSampler, UniformSampler
-from .svpg import SVPGConfig, SVPGSampler
+from .svpg import REWARD_LIMIT, SVPGConfig, SVPGSampler
 
 BUILT_IN: tuple[SamplerRecord, ...] = (
     SamplerRecord("adr", SVPGSampler, lambda b: SVPGSampler(b.space.ndim, b.options, b.seed), "ADR",
                   "SVPG particles propose settings, rewarded by a discriminator that tells randomized from reference "
-                  "trajectories (Mehta et al. 2019, the paper)", config_section="svpg", paper=True),
+                  "trajectories (Mehta et al. 2019, the paper)", options=SVPGConfig, config_section="svpg",
+                  metric_columns=SVPGSampler.METRICS, figure_columns=(), reward_limit=REWARD_LIMIT, paper=True),
     SamplerRecord("udr", UniformSampler, lambda b: UniformSampler(b.space, b.num_proposals, b.seed), "UDR",
                   "uniform over the training range (domain randomization)", paper=True),
     SamplerRecord("baseline", ReferenceSampler, lambda b: ReferenceSampler(b.space, b.num_proposals, b.seed),
@@ -40,9 +42,9 @@ BUILT_IN: tuple[SamplerRecord, ...] = (
     SamplerRecord("boundary_adr", BoundarySampler,
                   lambda b: BoundarySampler(b.space, b.options, b.num_proposals, b.seed), "boundary ADR",
                   "per-dimension ranges that grow where the policy succeeds at their edge (OpenAI 2019), keys "
-                  "boundary.*", config_section="boundary",
-                  metric_columns=("boundary_width_mean", "boundary_low_mean", "boundary_high_mean",
-                                  "boundary_edges_moved")),
+                  "boundary.*", options=BoundaryConfig, config_section="boundary",
+                  metric_columns=BoundarySampler.METRICS, figure_columns=BoundarySampler.METRICS[:4],
+                  check_space=check_initial_range),
     SamplerRecord("learnability", LearnabilitySampler,
                   lambda b: LearnabilitySampler(b.space, b.options, b.num_proposals, b.seed), "learnability",
                   "prefers settings where the policy sometimes succeeds: p(1-p) of the success rate measured nearby, "
@@ -79,19 +81,15 @@ def method_of(sampler: str) -> str:
 
 
 def make_sampler(kind: str, space: RandomizationSpace, svpg: SVPGConfig, seed: int, fixed_range: str = "hard",
-                 boundary: BoundaryConfig | None = None, options: Any = None) -> Sampler:
-    """The sampler of ``kind`` (its record's ``build``): ``svpg.num_particles * svpg.rollout_length`` proposals per
-    iteration for every kind (the same agent data rate); ``options``: the sampler's own (``build_options``), for
-    samplers without a config section of their own."""
+                 options: Any = None) -> Sampler:
+    """The sampler of ``kind`` outside a run config (tests, notebooks; a run's is ``TrainConfig.make_sampler``):
+    ``svpg.num_particles * svpg.rollout_length`` proposals per iteration for every kind (the same agent data rate);
+    ``options``: an instance of its record's ``options`` class (default: its defaults; ``svpg`` itself for ADR)."""
     if svpg.num_particles is None:
         raise SamplerError("resolve svpg.num_particles before building a sampler")
     record = sampler_record(kind)
-    if record.config_section == "svpg":
-        options = svpg
-    elif record.config_section == "boundary":
-        options = boundary or BoundaryConfig()
-    elif options is None:
-        options = build_options(record, {})
+    if options is None:
+        options = svpg if isinstance(svpg, record.options or ()) else build_options(record, {})
     n = svpg.num_particles * svpg.rollout_length
     return record.build(SamplerBuild(space, n, int(seed), options, fixed_range))
 
@@ -99,6 +97,6 @@ def make_sampler(kind: str, space: RandomizationSpace, svpg: SVPGConfig, seed: i
 __all__ = ["ALPGMMConfig", "ALPGMMSampler", "BUILT_IN", "BoundaryConfig", "BoundarySampler", "FixedRangeSampler",
            "LearnabilityConfig", "LearnabilitySampler", "PAPER_METHODS", "ReferenceSampler", "Sampler",
            "SamplerBuild", "SamplerError", "SamplerRecord", "SVPGConfig", "SVPGSampler", "UniformSampler",
-           "build_options", "import_sampler_modules", "make_sampler", "method_labels", "method_of",
-           "method_samplers", "record_of_method", "register_sampler", "sampler_kinds", "sampler_record",
-           "sampler_records"]
+           "build_options", "feedback_path", "import_sampler_modules", "make_sampler", "method_labels", "method_of",
+           "method_samplers", "record_of_method", "register_sampler", "resolve_options", "sampler_kinds",
+           "sampler_record", "sampler_records"]

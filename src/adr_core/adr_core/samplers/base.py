@@ -48,3 +48,12 @@ class Sampler(ABC):
     def _check_state_kind(self, state: dict[str, Any]) -> None:
         if state.get("sampler") != self.name:
             raise SamplerError(f"sampler checkpoint is for {state.get('sampler')!r}, this sampler is {self.name!r}")
+
+
+def feedback_path(sampler: Sampler | type[Sampler]) -> str:
+    """What a sampler learns from after each iteration, the one rule every executor, ``RunSpec`` and the record read:
+    'discriminator' (the discriminator's rewards of its proposals: reference rollouts, a discriminator), 'outcomes'
+    (each proposal's task score: ``iteration.outcome_scores``) or 'none'."""
+    if sampler.learns_from_rewards:
+        return "discriminator"
+    return "outcomes" if sampler.learns_from_outcomes else "none"

@@ -17,13 +17,14 @@ topic the discriminator uses for ADR); no discriminator and no reference rollout
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..base.fields import option
-from ..randomization import RandomizationSpace
+from ..randomization import RandomizationError, RandomizationSpace
 from .base import Sampler, SamplerError
 
 
@@ -54,6 +55,15 @@ class BoundaryConfig:
             raise ValueError(f"boundary.step must be in (0, 1], got {self.step}")
 
 
+def check_initial_range(config: BoundaryConfig, space: Callable[[], RandomizationSpace]) -> None:
+    """``boundary.initial_range`` names a range of the run's space (the record's ``check_space``)."""
+    if config.initial_range is not None:
+        try:
+            space().range_box(config.initial_range)
+        except RandomizationError as error:
+            raise SamplerError(f"boundary.initial_range: {error}") from None
+
+
 SIDES = ("low", "high")
 
 
@@ -62,6 +72,8 @@ class BoundarySampler(Sampler):
 
     name = "boundary_adr"
     learns_from_outcomes = True
+    METRICS = ("boundary_width_mean", "boundary_low_mean", "boundary_high_mean", "boundary_edges_moved",
+               "boundary_stale_scores")
 
     def __init__(self, space: RandomizationSpace, config: BoundaryConfig, num_proposals: int, seed: int) -> None:
         if num_proposals < 1:

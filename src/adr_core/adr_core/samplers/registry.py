@@ -1,8 +1,10 @@
 """One record per sampler: everything the rest of the stack needs to know about it, in one place.
 
-The config (``sampler:`` choices, the options' checks and help), the in-process trainer, the node graph (launch
-``method:=``), the probe, ``ADRLoop`` / the SB3 callback and the report read a sampler's facts from its
-``SamplerRecord`` (``sampler_record(kind)``), never from a table of their own. Adding a sampler is one module with a
+The config (``sampler:`` choices and their help, the options' checks), the in-process trainer, the node graph (launch
+``method:=``, the sampler node's metric topics, the columns and reward limit the trainer node accepts), the probe,
+``ADRLoop`` / the SB3 callback and the report (labels, the sampler-state figure, ``adr-report --help``) read a
+sampler's facts from its ``SamplerRecord`` (``sampler_record(kind)``), never from a table of their own; the built-in
+samplers' records (``samplers/__init__.py``) are read exactly like a plug-in's. Adding a sampler is one module with a
 ``Sampler`` subclass and one ``register_sampler(SamplerRecord(...))``; a sampler of another package is named in the
 run's config (``sampler_modules``) so that every process of a run imports it (``tests/toy_sampler`` is an example).
 
@@ -18,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Sampler, SamplerError
+from .base import Sampler, SamplerError, feedback_path
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,20 @@ class SamplerRecord:
     description: str  # one sentence: the rule and its source (``adr-train --help``, ``--show-args``)
     method: str | None = None  # the name users pick (launch ``method:=``, comparisons) when not ``kind``
     options: type | None = None  # dataclass of the sampler's own keys (``sampler_options:`` in a config)
-    config_section: str | None = None  # the built-in samplers' own config sections instead (``svpg``, ``boundary``)
-    metric_columns: tuple[str, ...] = ()  # metrics.csv columns its ``update`` reports (beyond the shared ones)
+    # the TrainConfig section that holds the options instead of ``sampler_options`` (ADR's ``svpg``, boundary ADR's
+    # ``boundary``: sections of their own from before plug-ins; a new sampler uses ``options``)
+    config_section: str | None = None
+    # the statistics its ``update`` reports: metrics.csv columns (after the shared ones when not among them), the
+    # names the trainer node accepts in the sampler's SamplerState, the sampler node's adr/metrics/* topics
+    metric_columns: tuple[str, ...] = ()
+    # the report's sampler-state figure: one panel per column; None: every metric column
+    figure_columns: tuple[str, ...] | None = None
+    # the largest reward magnitude its ``update`` accepts (the trainer node refuses a ParticleRewards message beyond
+    # it before it reaches the sampler); None: any finite reward
+    reward_limit: float | None = None
+    # checks its options against the run's space (the argument: a function that loads it) when a config is made;
+    # raises SamplerError naming the key
+    check_space: Callable[[Any, Callable[[], Any]], None] | None = None
     paper: bool = False  # one of the paper's four methods
 
     def __post_init__(self) -> None:
@@ -58,11 +72,14 @@ class SamplerRecord:
         return self.method or self.kind
 
     @property
+    def state_columns(self) -> tuple[str, ...]:
+        """The columns of the report's sampler-state figure."""
+        return self.metric_columns if self.figure_columns is None else self.figure_columns
+
+    @property
     def feedback(self) -> str:
         """'discriminator', 'outcomes' or 'none': what the trainer hands the sampler after each iteration."""
-        if self.sampler_class.learns_from_rewards:
-            return "discriminator"
-        return "outcomes" if self.sampler_class.learns_from_outcomes else "none"
+        return feedback_path(self.sampler_class)
 
 
 _RECORDS: dict[str, SamplerRecord] = {}
@@ -128,6 +145,17 @@ def build_options(record: SamplerRecord, values: Mapping[str, Any] | None, where
         return record.options(**values)
     except (TypeError, ValueError) as error:
         raise SamplerError(f"{where}: {error}") from None
+
+
+def resolve_options(record: SamplerRecord, values: Mapping[str, Any] | None) -> Any:
+    """A run config's ``sampler_options`` checked against ``record`` (``build_options``); None for a sampler whose
+    options are a config section of their own (``config_section``), which refuses ``sampler_options``."""
+    if record.config_section is None:
+        return build_options(record, values)
+    if values:
+        raise SamplerError(f"sampler_options: sampler {record.kind!r} reads its keys from {record.config_section}.*, "
+                           "not sampler_options")
+    return None
 
 
 def import_sampler_modules(modules: Iterable[str]) -> None:

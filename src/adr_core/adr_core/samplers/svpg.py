@@ -69,6 +69,7 @@ class SVPGConfig:
 class SVPGSampler(Sampler):
     name = "adr"
     learns_from_rewards = True
+    METRICS = ("svpg_value_loss", "svpg_objective", "svpg_bandwidth", "svpg_kernel_mean", "svpg_log_std")
 
     def __init__(self, ndim: int, config: SVPGConfig, seed: int) -> None:
         if config.num_particles is None:

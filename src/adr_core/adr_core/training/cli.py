@@ -29,13 +29,12 @@ from ..cli_types import (
 from ..envs import allow_env_modules
 from ..run_dir import RunDirError, prepare_run_dir
 from .config import ConfigError, TrainConfig, field_docs
+from .experiments import EXPERIMENTS_DIR, packaged_experiments, resolve_experiment
 from .trainer import CONFIG_FILE, Trainer
-
-EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "config" / "experiments"
 
 DESCRIPTION = """\
 Train an agent with Active Domain Randomization (Mehta et al., CoRL 2019, Algorithm 1) or with one of
-the comparison samplers (UDR, baseline = reference only, fixed range = 'oracle'), in one process.
+the other samplers (--sampler below: the paper's comparisons and those beyond it), in one process.
 
 Every config key below can be set in a YAML file (--config) or on the command line
 (--agent.batch_size 256, or --set agent.batch_size=256). Defaults are the paper's unless noted.
@@ -51,21 +50,6 @@ examples:
   adr-train --out runs/ll_adr_s0 --resume                       # continue after an interruption
   adr-train --config lunar_lander_adr --out runs/boot --bootstrap runs/ll_adr_s0/checkpoints/latest.pt
 packaged experiments: """
-
-
-def packaged_experiments() -> list[str]:
-    return sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.yaml"))
-
-
-def resolve_experiment(name_or_path: str) -> Path:
-    path = Path(name_or_path)
-    if path.is_file():
-        return path
-    packaged = EXPERIMENTS_DIR / f"{name_or_path}.yaml"
-    if packaged.is_file():
-        return packaged
-    raise ConfigError(f"no config file {name_or_path!r} and no packaged experiment of that name; "
-                      f"packaged: {packaged_experiments()}")
 
 
 def _type_name(kind: Any) -> str:

@@ -24,7 +24,16 @@ from typing import TYPE_CHECKING, Any, cast
 from ..agents.config import AgentConfig
 from ..base.fields import option
 from ..discriminator import DiscriminatorConfig
-from ..samplers import Sampler, SamplerError, build_options, import_sampler_modules, sampler_record
+from ..samplers import (
+    Sampler,
+    SamplerBuild,
+    SamplerError,
+    SamplerRecord,
+    import_sampler_modules,
+    resolve_options,
+    sampler_record,
+    sampler_records,
+)
 from ..samplers.boundary import BoundaryConfig
 from ..samplers.svpg import SVPGConfig
 from ..yaml_files import read_yaml_mapping, write_yaml
@@ -57,14 +66,9 @@ class TrainConfig:
                                      "(e.g. 'ErgoReacher-v0-sim2real': + action latency, joint-sensor noise, "
                                      "backlash, servo speed cap) or a YAML file with the env's dimensions and any "
                                      "of its optional ones (docs/environments.md).")
-    sampler: str = option("adr", "Where environment parameters come from: 'adr' (SVPG particles + discriminator "
-                                 "reward), 'udr' (uniform over the training range), 'baseline' (reference only), "
-                                 "'fixed' (uniform over the named range `fixed_range`, the paper's oracle); beyond the "
-                                 "paper: 'boundary_adr' (OpenAI 2019's per-dimension ranges that grow where the policy "
-                                 "succeeds at their edge, keys boundary.*), 'learnability' (p(1-p) of the success rate "
-                                 "nearby, Rutherford et al. 2024), 'alp_gmm' (Gaussian mixtures over absolute learning "
-                                 "progress, Portelas et al. 2019), or one a module of sampler_modules registers "
-                                 "(docs/algorithm.md, 'Samplers').")
+    sampler: str = option("adr", "Where environment parameters come from: " + "; ".join(
+        f"'{r.kind}'{'' if r.method is None else f' (method {r.method})'}: {r.description}" for r in sampler_records())
+        + "; or one a module of sampler_modules registers (docs/algorithm.md, 'Samplers').")
     sampler_modules: tuple[str, ...] = option((), "Modules to import before `sampler` is looked up, in every process "
                                                   "of the run: they register samplers of their own "
                                                   "(adr_core.samplers.register_sampler).")
@@ -207,12 +211,9 @@ class TrainConfig:
             if saved is not None:
                 _check_saved_modules(self.sampler_modules, "sampler", saved)
             import_sampler_modules(self.sampler_modules)
-            record = sampler_record(self.sampler)
-            if record.config_section is None:
-                build_options(record, self.sampler_options)
-            elif self.sampler_options:
-                raise SamplerError(f"sampler_options: sampler {self.sampler!r} reads its keys from "
-                                   f"{record.config_section}.*, not sampler_options")
+            # the sampler's record, resolved and its options checked once: make_sampler builds from these
+            record = self.sampler_record
+            self.__dict__["_sampler_options"] = resolve_options(record, self.sampler_options)
         except SamplerError as error:
             raise ConfigError(f"sampler: {error}" if "unknown sampler" in str(error) else str(error)) from None
         if self.device not in ("cpu", "cuda", "auto") and not self.device.startswith("cuda:"):
@@ -249,14 +250,13 @@ class TrainConfig:
             raise ConfigError(f"rollout_max_steps must be >= 1 or null, got {self.rollout_max_steps}")
         if self.reference_exploration_noise is not None and self.reference_exploration_noise < 0:
             raise ConfigError(f"reference_exploration_noise must be >= 0, got {self.reference_exploration_noise}")
-        if self.sampler == "boundary_adr" and self.boundary.initial_range is not None:
-            from ..randomization import RandomizationError as SpaceError
+        if record.check_space is not None:
             from ..randomization import space_of
 
             try:
-                space_of(self.env_id, self.space).range_box(self.boundary.initial_range)
-            except SpaceError as error:
-                raise ConfigError(f"boundary.initial_range: {error}") from None
+                record.check_space(self._options_of(record), lambda: space_of(self.env_id, self.space))
+            except SamplerError as error:
+                raise ConfigError(str(error)) from None
 
     def _check_space(self) -> None:
         from ..randomization import RandomizationError, load_space
@@ -303,14 +303,34 @@ class TrainConfig:
     def resolved_svpg(self) -> SVPGConfig:
         return dataclasses.replace(self.svpg, num_particles=self.num_particles)
 
+    @property
+    def sampler_record(self) -> SamplerRecord:
+        """The record of this run's sampler (``sampler``): every fact about it (samplers/registry.py)."""
+        return sampler_record(self.sampler)
+
+    @property
+    def proposals_per_iteration(self) -> int:
+        """Settings every sampler proposes per iteration: the paper's particles x rollout length (the same agent
+        data rate for every method)."""
+        return self.num_particles * self.svpg.rollout_length
+
+    def _options_of(self, record: SamplerRecord) -> Any:
+        """What the sampler's ``build`` gets as its options: the ``sampler_options`` checked when this config was
+        made, or the config section its record names (``svpg`` with the particle count resolved)."""
+        section = record.config_section
+        if section is None:
+            return self.__dict__["_sampler_options"]
+        return self.resolved_svpg() if section == "svpg" else getattr(self, section)
+
     def make_sampler(self, space: RandomizationSpace, seed: int) -> Sampler:
         """This run's sampler over ``space`` (the one place a config becomes a sampler; ``seed``: the component's
-        seed, ``component_seed(run seed, "sampler")`` in every runner)."""
-        from ..samplers import make_sampler
-
-        record = sampler_record(self.sampler)
-        options = None if record.config_section else build_options(record, self.sampler_options)
-        return make_sampler(self.sampler, space, self.resolved_svpg(), seed, self.fixed_range, self.boundary, options)
+        seed, ``component_seed(run seed, "sampler")`` in every runner): its record's ``build``."""
+        n, record = self.proposals_per_iteration, self.sampler_record
+        sampler = record.build(SamplerBuild(space, n, int(seed), self._options_of(record), self.fixed_range))
+        if sampler.num_proposals != n:  # RunSpec tells every node n without building a sampler
+            raise SamplerError(f"sampler {self.sampler!r} proposes {sampler.num_proposals} settings per iteration; "
+                               f"its build must honour num_proposals ({n})")
+        return sampler
 
     # ---------------------------------------------------------------- (de)serialization
     def to_dict(self) -> dict[str, Any]:

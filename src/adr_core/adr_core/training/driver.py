@@ -9,7 +9,8 @@ agent, whose rollouts are the learner's episodes). The engine runs::
     k:  proposals = steps.propose(k)                     # the sampler's settings of iteration k
         randomized, reference = steps.roll_out(k, proposals, min_version)
         learn(k): the agent stores and updates (iteration.update_agent; none when a frozen policy is probed),
-                  steps.publish_weights(), feedback = steps.feedback(k)   # rewards, the sampler's update
+                  steps.publish_weights(), feedback = steps.feedback(k, randomized, reference)
+                                                         # rewards, the sampler's update
                   IterationResult.assemble(...) -> finish_iteration(hooks)
 
 and ``finish_iteration`` does what every runner does after an iteration, through hooks in the spirit of
@@ -54,7 +55,8 @@ class Steps(Protocol):
 
     @property
     def sampler_learns(self) -> bool:
-        """Whether the sampler learns from each iteration's rewards (its feedback is part of the iteration)."""
+        """Whether the sampler learns after each iteration (``feedback_path`` not 'none': discriminator rewards or
+        task outcomes), so that its feedback is part of the iteration."""
 
     def propose(self, k: int) -> Proposals:
         """The sampler's settings for iteration k."""
@@ -66,8 +68,9 @@ class Steps(Protocol):
     def publish_weights(self) -> None:
         """Send the agent's current actor to the rollout workers (nothing to do where they read it directly)."""
 
-    def feedback(self, k: int) -> Feedback:
-        """The rewards and update statistics of iteration k (waiting for them as the executor requires)."""
+    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
+        """The rewards and update statistics of iteration k, whose rollouts ``roll_out`` returned (waiting for them
+        as the executor requires)."""
 
     def timings(self, k: int) -> dict[str, float]:
         """The executor's own timing columns of iteration k (e.g. the graph's transport time)."""
@@ -255,7 +258,7 @@ class Engine:
         t_agent = self.last_learning_s = time.perf_counter() - t1
         if self.agent is not None:
             self.steps.publish_weights()
-        feedback = self.steps.feedback(k)
+        feedback = self.steps.feedback(k, randomized, reference)
         incomplete = self.steps.sampler_learns and (feedback.rewards is None or feedback.sampler_metrics is None)
         if incomplete and (self.stop_requested.is_set() or not self.overlap):
             self._incomplete(k, feedback, undo)

@@ -156,11 +156,10 @@ METRIC_COLUMNS = (
 
 
 def run_metric_columns(config: TrainConfig) -> tuple[str, ...]:
-    """metrics.csv's columns for this run: the shared ones, then those of its sampler's record not among them (a
-    plug-in sampler's statistics)."""
-    from ..samplers import sampler_record
-
-    own = tuple(c for c in sampler_record(config.sampler).metric_columns if c not in METRIC_COLUMNS)
+    """metrics.csv's columns for this run: the shared ones (a layout fixed since the first runs: ADR's and boundary
+    ADR's statistics among them), then those of its sampler's record not among them (any other sampler's, built-in
+    or plug-in)."""
+    own = tuple(c for c in config.sampler_record.metric_columns if c not in METRIC_COLUMNS)
     return METRIC_COLUMNS + own
 
 

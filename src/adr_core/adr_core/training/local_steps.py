@@ -20,13 +20,14 @@ from ..iteration import (
     Components,
     Feedback,
     Proposals,
-    outcome_scores,
     propose,
     roll_out,
+    sampler_rewards,
     score_then_train,
     update_sampler,
 )
 from ..rollout import Policy, Trajectory
+from ..samplers import feedback_path
 
 
 class LocalSteps:
@@ -35,14 +36,13 @@ class LocalSteps:
 
     def __init__(self, parts: Components, policy: Callable[[], tuple[Policy, int]]) -> None:
         self.parts, self.policy = parts, policy
-        self._scoring: Future[tuple[Any, float]] | None = None
-        self._pending: tuple[list[Trajectory], list[Trajectory]] | None = None
+        self.path = feedback_path(parts.sampler)
+        self._scoring: Future[tuple[Any, float]] | None = None  # the discriminator's work, begun by roll_out
         self._timings: dict[int, dict[str, float]] = {}
-        self._outcomes: list[Trajectory] = []  # the last rollouts' randomized episodes (boundary ADR's scores)
 
     @property
     def sampler_learns(self) -> bool:
-        return self.parts.sampler.learns_from_rewards
+        return self.path != "none"
 
     def propose(self, k: int) -> Proposals:
         return propose(self.parts.sampler, self.parts.space)
@@ -53,36 +53,31 @@ class LocalSteps:
         randomized, reference = [], []
         for slot in range(len(proposals.normalized)):
             rand, ref = roll_out(parts.randomized_env, parts.reference_env, policy, proposals, slot, k,
-                                 parts.rollouts, version, with_reference=self.sampler_learns)
+                                 parts.rollouts, version, with_reference=self.path == "discriminator")
             randomized.append(rand)
             if ref is not None:
                 reference.append(ref)
-        if self.sampler_learns:
-            if parts.learner_pool is not None and parts.agent is not None:  # scored while the agent updates
-                self._scoring = parts.learner_pool.submit(_timed, score_then_train, parts.discriminator, randomized,
-                                                          reference)
-            else:
-                self._pending = (randomized, reference)
-        self._outcomes = randomized
+        if self.path == "discriminator" and parts.learner_pool is not None and parts.agent is not None:
+            # scored while the agent updates
+            self._scoring = parts.learner_pool.submit(_timed, score_then_train, parts.discriminator, randomized,
+                                                      reference)
         return randomized, reference
 
     def publish_weights(self) -> None:
         """Nothing to send: the next ``roll_out`` reads the policy."""
 
-    def feedback(self, k: int) -> Feedback:
+    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
         rewards: np.ndarray | None = None
         discriminator_metrics: dict[str, float] = {}
         time_discriminator = 0.0
         if self._scoring is not None:
             scoring, self._scoring = self._scoring, None
             (rewards, discriminator_metrics), time_discriminator = scoring.result()
-        elif self._pending is not None:
-            (randomized, reference), self._pending = self._pending, None
+        elif self.path == "discriminator":
             (rewards, discriminator_metrics), time_discriminator = _timed(score_then_train, self.parts.discriminator,
                                                                           randomized, reference)
         started = time.perf_counter()
-        if self.parts.sampler.learns_from_outcomes:  # boundary ADR: the task scores, not a discriminator's
-            rewards = outcome_scores(self._outcomes)
+        rewards = sampler_rewards(self.parts.sampler, randomized, rewards)
         sampler_metrics = update_sampler(self.parts.sampler, rewards)
         self._timings[k] = {"time_discriminator_s": time_discriminator,
                             "time_sampler_s": time.perf_counter() - started}

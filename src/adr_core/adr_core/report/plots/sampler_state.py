@@ -1,5 +1,5 @@
 """Each sampler's own statistics over training: one panel per metrics.csv column that a run's sampler record names
-(``SamplerRecord.metric_columns``: learnability's scores and focused share, ALP-GMM's progress and mixture size,
+for it (``SamplerRecord.state_columns``: learnability's scores and focused share, ALP-GMM's progress and mixture size,
 boundary ADR's ranges, a plug-in's own), every run that reports it a line. A sampler added as a plug-in appears here
 without an edit."""
 from __future__ import annotations
@@ -20,7 +20,7 @@ MAX_PANELS = 12
 def sampler_columns(run: RunData) -> tuple[str, ...]:
     """The run's sampler's own metric columns that hold a finite value (none for a kind not registered here)."""
     try:
-        columns = sampler_record(run.sampler).metric_columns
+        columns = sampler_record(run.sampler).state_columns
     except SamplerError:
         return ()
     return tuple(c for c in columns if c in run.metrics and np.isfinite(run.metrics[c]).any())
