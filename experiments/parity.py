@@ -227,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     where = cluster.options(args, parser)  # checked before anything is written (--out included)
+    args.out.mkdir(parents=True, exist_ok=True)  # the runs write their logs into it
     results_file = args.out / "runs.jsonl"
     if args.report_only:
         results = runner.finished(results_file, key)
@@ -237,7 +238,6 @@ def main(argv: list[str] | None = None) -> int:
                 for e in args.envs for s in args.seeds for a in args.algorithms for side in SIDES]
         results = runner.run(jobs, run_job, key=key, results=results_file, parallel=args.parallel,
                              on_result=print_result, cluster=where)
-    args.out.mkdir(parents=True, exist_ok=True)
     text = report(results, args.out)
     (args.out / "parity.md").write_text(text)
     print(text)

@@ -179,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     where = cluster.options(args, parser)  # checked before anything is written (--out included)
+    args.out.mkdir(parents=True, exist_ok=True)  # the runs write their logs into it
     jobs = [{"env": args.env, "variant": v, "seed": s, "out": str(args.out), "dir": f"{args.env}_{v}_s{s}"}
             for s in args.seeds for v in args.variants]
     results_file = args.out / "runs.jsonl"
@@ -187,7 +188,6 @@ def main(argv: list[str] | None = None) -> int:
     else:
         results = runner.run(jobs, probe, key=key, results=results_file, parallel=args.parallel, threads=True,
                              on_result=print_result, cluster=where)
-    args.out.mkdir(parents=True, exist_ok=True)
     text = (table(results) + "\n## The learnable region (success 20-80 %)\n\n" + learnable_table(results) + "\n"
             + detects(results, args.out))
     (args.out / "focus_table.md").write_text(text)

@@ -305,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cpus_per_job is None:  # on Ray each run reserves the threads it uses: SB3's --sb3-threads, ours one
         args.cpus_per_job = float(args.sb3_threads if any(r.startswith("sb3_") for r in args.runs) else 1)
     where = cluster.options(args, parser)  # checked before anything is written (--out included)
+    args.out.mkdir(parents=True, exist_ok=True)  # the runs write their logs into it
     results_file = args.out / "runs.jsonl"
     if args.report_only:
         results = runner.finished(results_file, key)
@@ -316,7 +317,6 @@ def main(argv: list[str] | None = None) -> int:
                              cluster=where)
     if not results:
         parser.error(f"no finished runs in {args.out}")
-    args.out.mkdir(parents=True, exist_ok=True)
     summary = summarize(results, args.env)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     text = markdown(summary)
