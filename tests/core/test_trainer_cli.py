@@ -53,7 +53,8 @@ def test_the_fast_preset_is_sac_and_the_paper_configs_stay_the_paper_agent():
     agent = fast.agent
     assert (agent.algorithm, agent.hidden_sizes, agent.n_step, agent.lr_schedule) == ("sac", (64, 64), 3, "linear")
     assert (agent.updates_per_step, agent.batch_size, fast.total_agent_steps) == (0.5, 256, 340_000)
-    assert fast.learn_from_reference  # search round 7 (results/lander_preset_search/lunar_lander_presets.md)
+    assert not fast.learn_from_reference  # round 12 (results/lander_preset_search/round12/table.md)
+    assert (fast.early_stop_hard_episodes, fast.early_stop_hard_solved_fraction) == (40, 0.9)  # stops on the hard end
     assert "FAST agent preset (not the paper's agent)" in resolve_experiment("lunar_lander_adr_fast").read_text()
     for paper in ("lunar_lander_adr", "lunar_lander_udr", "lunar_lander_adr_published_code"):
         config = TrainConfig.from_yaml(resolve_experiment(paper))
