@@ -45,3 +45,29 @@ def test_worse_final_success_fails_the_goal_whatever_the_ratio(ttl):
     sb3 = [run("sb3_td3", s, None, 720.0, 0.99) for s in range(3)]
     verdict = ttl.summarize(ours([100.0, 100.0, 100.0]) + sb3)["verdicts"]["ours"]
     assert verdict["ratio"] >= 3.0 and not verdict["final_success_equal_or_better"] and not verdict["goal_met"]
+
+
+@pytest.mark.parametrize("driver, argv", [
+    ("time_to_land", ["--runs", "ours", "--seeds", "0"]),
+    ("parity", []),
+    ("probe_focus", []),
+])
+def test_a_driver_makes_its_out_folder_before_its_runs_write_into_it(driver, argv, tmp_path, monkeypatch):
+    """The address check of issue 61 had moved --out's mkdir after the runs, whose logs go into it: every run of a
+    fresh --out failed with 'No such file or directory'."""
+    import importlib
+
+    from experiments import runner
+
+    module = importlib.import_module(f"experiments.{driver}")
+    out = tmp_path / "new" / "nested"
+    seen = []
+
+    def fake_run(jobs, worker, **_):  # noqa: ANN001, ANN202 - stands in for the pool: records what the runs would find
+        seen.append(out.is_dir())
+        raise SystemExit(0)
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    with pytest.raises(SystemExit):
+        module.main([*argv, "--out", str(out)])
+    assert seen == [True]
