@@ -352,7 +352,7 @@ def started_before(run_dir: Path) -> list[str]:
 def check_resume(run_dir: Path, config: Any) -> None:
     """resume:=true: ``run_dir`` must hold a graph checkpoint (checkpoints/latest.json), and its config.yaml the
     config this launch resolved (runtime keys aside). Checked before anything is written or started; the run's
-    config.yaml is read as a file's, so the modules it names are not imported (issue 61)."""
+    config.yaml is read as a file's, so the modules it names are not imported."""
     from adr_core.base.checkpoint import CheckpointError
     from adr_core.run_dir import CONFIG_FILE, read_manifest
     from adr_core.training.config import TrainConfig

@@ -150,7 +150,7 @@ def run_graph(graph: Graph, specs: list[NodeSpec], env: dict[str, str]) -> int:
         killed = _shutdown(running)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    if killed and status == 0:  # never 0 when a node had to be killed (issue 61: the discriminator, exit 0)
+    if killed and status == 0:  # never 0 when a node had to be killed
         print(f"[adr_launch] {', '.join(killed)} had to be killed: whatever it had not written yet (a final "
               f"checkpoint) is lost; exiting {exit_status(-signal.SIGKILL)}", flush=True)
         return exit_status(-signal.SIGKILL)
