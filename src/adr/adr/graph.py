@@ -624,14 +624,7 @@ def _deploy_real(args: Mapping[str, str]) -> list[NodeSpec]:
         if args[name]:
             _check_output_file(name, args[name])
     key_file = deploy_key(args)
-    driver: dict[str, Any] = {"rate": float(args["driver_rate"]), "connect_timeout": float(args["connect_timeout"]),
-                              "key_file": key_file}
-    if args["dry_run"] == "true":
-        driver["simulator"] = "dummy"
-    if args["port"]:
-        driver["port"] = args["port"]
-    if args["max_speed"]:
-        driver["max_speed"] = float(args["max_speed"])  # checked by its Argument
+    driver = driver_parameters(args, key_file)
     runner = {"checkpoint": str(Path(args["checkpoint"]).resolve()), "goal_mode": args["goal_mode"],
               "episodes": int(args["episodes"]), "seed": int(args["seed"]), "driver": "poppy_driver",
               "results_file": str(Path(args["results_file"]).resolve()) if args["results_file"] else "",
@@ -678,6 +671,19 @@ def driver_default_speed() -> float:
     return float(load_config().safety.max_speed)
 
 
+def driver_parameters(args: Mapping[str, str], key_file: str) -> dict[str, Any]:
+    """The poppy_driver node's parameters from the launch arguments deploy_real and identify_arm share."""
+    driver: dict[str, Any] = {"rate": float(args["driver_rate"]), "connect_timeout": float(args["connect_timeout"]),
+                              "key_file": key_file}
+    if args["dry_run"] == "true":
+        driver["simulator"] = "dummy"
+    if args["port"]:
+        driver["port"] = args["port"]
+    if args["max_speed"]:
+        driver["max_speed"] = float(args["max_speed"])  # checked by its Argument
+    return driver
+
+
 def _identify_arm(args: Mapping[str, str]) -> list[NodeSpec]:
     if not args["log_dir"]:
         raise ValueError("log_dir:= is required (the folder the identification log is written to)")
@@ -685,15 +691,8 @@ def _identify_arm(args: Mapping[str, str]) -> list[NodeSpec]:
     if log_dir.exists() and (not log_dir.is_dir() or any(log_dir.iterdir())):
         raise ValueError(f"identify_arm: log_dir:={args['log_dir']} is not an empty folder; choose a new one")
     key_file = deploy_key(args)
-    driver: dict[str, Any] = {"rate": float(args["driver_rate"]), "connect_timeout": float(args["connect_timeout"]),
-                              "key_file": key_file}
-    if args["dry_run"] == "true":
-        driver["simulator"] = "dummy"
-    if args["port"]:
-        driver["port"] = args["port"]
+    driver = driver_parameters(args, key_file)
     speed = float(args["max_speed"]) if args["max_speed"] else driver_default_speed()
-    if args["max_speed"]:
-        driver["max_speed"] = speed
     identifier = {"env_id": args["env"], "log_dir": str(log_dir), "repeats": int(args["repeats"]),
                   "driver": "poppy_driver", "key_file": key_file, "max_speed": speed}
     return [NodeSpec("poppy_driver", "poppy_driver", "poppy_driver", driver, required=True),
