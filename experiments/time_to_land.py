@@ -46,6 +46,7 @@ logs, summary.json, summary.md and time_to_land.png (return vs training time).
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import os
@@ -131,8 +132,11 @@ def run_ours(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict
 def stop_reason(run_dir: Path) -> str:
     """'early stop' when the run's early-stop rule was met (its last early_stop.csv row), else 'budget'."""
     checks = run_dir / "early_stop.csv"
-    rows = checks.read_text().strip().splitlines() if checks.is_file() else []
-    return "early stop" if len(rows) > 1 and rows[-1].endswith(",1") else "budget"
+    if not checks.is_file():
+        return "budget"
+    with checks.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return "early stop" if rows and rows[-1].get("met") == "1" else "budget"
 
 
 def run_sb3(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict:

@@ -71,3 +71,14 @@ def test_a_driver_makes_its_out_folder_before_its_runs_write_into_it(driver, arg
     with pytest.raises(SystemExit):
         module.main([*argv, "--out", str(out)])
     assert seen == [True]
+
+
+def test_the_stop_reason_reads_the_met_column_wherever_it_sits(ttl, tmp_path):
+    """early_stop.csv gained range columns after ``met``: a met check must still read as an early stop."""
+    header = "agent_steps,wall_time_s,met,range_solved_fraction,hard_solved_fraction\n"
+    (tmp_path / "early_stop.csv").write_text(header + "1000,1.0,0,nan,0.5\n2000,2.0,1,nan,0.9\n")
+    assert ttl.stop_reason(tmp_path) == "early stop"
+    (tmp_path / "early_stop.csv").write_text(header + "1000,1.0,0,nan,0.5\n2000,2.0,0,nan,1\n")
+    assert ttl.stop_reason(tmp_path) == "budget"
+    (tmp_path / "early_stop.csv").unlink()
+    assert ttl.stop_reason(tmp_path) == "budget"
