@@ -163,11 +163,7 @@ def test_an_exported_crossq_actor_acts_as_its_checkpoint(tmp_path):
     config = tiny_run_config("adr/LunarLander-v0", "udr", 0, 20).to_dict()
     config["agent"]["algorithm"] = "crossq"
     run = tmp_path / "run"
-    previous = torch.get_num_threads()
-    try:
-        Trainer(TrainConfig.from_dict(config), run).run()
-    finally:
-        torch.set_num_threads(previous)
+    Trainer(TrainConfig.from_dict(config), run).run()  # its torch_threads: conftest restores the count after the test
     trained = load_policy(run)
     assert trained.policy().gaussian  # SAC's actor: the critic and its normalization stay behind
     assert main([str(run), "--format", "onnx", "--out", str(tmp_path / "export")]) == 0

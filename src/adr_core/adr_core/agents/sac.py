@@ -60,7 +60,7 @@ class SAC(OffPolicyAgent):
                     - 2.0 * (math.log(2.0) - pre_tanh - F.softplus(-2.0 * pre_tanh)))
         return action, log_prob.sum(-1, keepdim=True)
 
-    def _gradient_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    def _gradient_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
         alpha = self.log_alpha.detach().exp()
         with torch.no_grad():
             next_actions, next_log_prob = self._sample(batch.next_obs)
