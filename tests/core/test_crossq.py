@@ -16,6 +16,7 @@ from tiny_configs import tiny_config
 from adr_core.agents import AgentConfig, make_agent
 from adr_core.agents.batch_renorm import RENORM_EPS, EnsembleBatchRenorm
 from adr_core.base.checkpoint import load_checkpoint
+from adr_core.envs import env_record
 from adr_core.evaluation.policies import load_policy
 from adr_core.export import agreement, check_inputs, main, run_exported
 from adr_core.training.config import ConfigError, TrainConfig
@@ -137,6 +138,19 @@ def test_the_critic_width_is_its_own_option():
     assert agent.actor.hidden_sizes == (32, 32)
     default = make_agent(crossq_config(), OBS, ACT, seed=0)
     assert [tuple(w.shape) for w in default.critic.weights] == [(2, OBS + ACT, 32), (2, 32, 32), (2, 32, 1)]
+
+
+def test_goal_relabelling_and_memory_reach_crossqs_critics_as_sacs():
+    """The agent base handles both for every agent: the replay rows and the critics' input size."""
+    layout = env_record("adr/Pusher3DOF-v0").goal_layout
+    agents = [make_agent(small_config(algorithm=algorithm, her_future=2, history_steps=1), 14, 3, seed=0,
+                         goal_layout=layout) for algorithm in ("sac", "crossq")]
+    trajectory = random_trajectory(np.random.default_rng(4), 40, 14, 3)
+    for agent in agents:
+        agent.store(trajectory)
+        assert len(agent.replay) == 3 * 40 and agent.critic.weights[0].shape[1] == agent.input_dim + 3 > 14 + 3
+        assert np.isfinite(agent.update(4)["critic_loss"])
+    np.testing.assert_array_equal(agents[0].replay.storage.numpy(), agents[1].replay.storage.numpy())
 
 
 def test_a_crossq_run_with_memory_resumes_bit_for_bit_across_the_renormalization_warmup(tmp_path):
