@@ -21,7 +21,9 @@ choice of this project:
 
 - **No batch normalization in the actor.** sb3-contrib and the paper also normalize the actor's layers; here the
   actor is SAC's ``Actor`` unchanged, so the numpy ``ActorPolicy`` of the simulator processes, the graph's weight
-  messages, ONNX/TorchScript export and the arm's policy runner run a CrossQ policy as they run a SAC one.
+  messages, ONNX/TorchScript export and the arm's policy runner run a CrossQ policy as they run a SAC one. Its log std
+  is squashed into [-5, 2] as this project's SAC (CleanRL's); sb3-contrib clamps it to [-20, 2].
+- **Temperature**: its Adam's learning rate is ``critic_lr`` as SAC's here (sb3-contrib: one rate for all).
 - **Critic width**: ``crossq_critic_hidden_sizes`` (default: ``hidden_sizes``); the paper's critics are 2048 wide,
   sb3-contrib's 1024, sized for GPUs, not this project's 2-core runs.
 - **Critic loss** is the sum of the two members' mean squared errors, as this project's SAC (sb3-contrib: half of it);
