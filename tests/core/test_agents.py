@@ -1,5 +1,6 @@
-"""DDPG / TD3 / SAC: target-update and TD-target math, n-step returns, replay ring, update schedule, state, SAC's
-squashed-Gaussian log-probability and temperature, config validation, a small learning check for each agent."""
+"""DDPG / TD3 / SAC / CrossQ: target-update and TD-target math, n-step returns, replay ring, update schedule, state,
+SAC's squashed-Gaussian log-probability and temperature, config validation, a small learning check for each agent
+(CrossQ's own: test_crossq.py)."""
 from __future__ import annotations
 
 import gymnasium as gym
@@ -102,7 +103,7 @@ def test_one_update_per_step_after_learning_starts():
 
 def test_state_round_trip_continues_identically():
     rng = np.random.default_rng(4)
-    for algorithm in ("ddpg", "td3", "sac"):
+    for algorithm in ("ddpg", "td3", "sac", "crossq"):
         a = make_agent(small_config(algorithm=algorithm), OBS, ACT, seed=0)
         a.store(random_trajectory(rng, 50))
         a.update(3)
@@ -148,7 +149,7 @@ class Reach1D(gym.Env):
         return np.array([self.x, self.goal], dtype=np.float32)
 
 
-@pytest.mark.parametrize("algorithm,noise", [("ddpg", 0.2), ("td3", 0.2), ("sac", 1.0)])
+@pytest.mark.parametrize("algorithm,noise", [("ddpg", 0.2), ("td3", 0.2), ("sac", 1.0), ("crossq", 1.0)])
 def test_agent_learns_a_small_reaching_task(algorithm, noise):
     """~3000 agent steps with one update per step; a fixed seed, a wide margin (random policy: ~0.5 final distance).
 
@@ -169,11 +170,13 @@ def test_agent_learns_a_small_reaching_task(algorithm, noise):
         return out
 
     before = np.mean([t.final_distance for t in episodes(10_000, 0.0, store=False)])
+    critic_losses = []
     for iteration in range(15):
         episodes(iteration, noise, store=True)
-        agent.update(agent.updates_due())
+        critic_losses.append(agent.update(agent.updates_due())["critic_loss"])
     after = np.mean([t.final_distance for t in episodes(10_000, 0.0, store=False)])
     assert agent.transitions_seen == 3000 and agent.updates_done == 2800
+    assert np.isnan(critic_losses[0]) and np.isfinite(critic_losses[1:]).all()  # the first round is the warm-up
     assert after < 0.1 < 0.3 < before
 
 
@@ -310,7 +313,7 @@ def assert_same_state(a, b, path: str = "") -> None:
         assert a == b, path
 
 
-@pytest.mark.parametrize("algorithm", ["ddpg", "td3", "sac"])
+@pytest.mark.parametrize("algorithm", ["ddpg", "td3", "sac", "crossq"])
 def test_undo_returns_to_the_state_before_a_store_and_update_block_even_after_the_ring_wrapped(algorithm):
     """The graph trainer's rollback of an iteration that cannot complete (issue 28): cheap, and exact."""
     rng = np.random.default_rng(8)
@@ -335,7 +338,7 @@ def test_undo_returns_to_the_state_before_a_store_and_update_block_even_after_th
     assert_same_state(agent.state_dict(), again.state_dict())
 
 
-@pytest.mark.parametrize("algorithm", ["ddpg", "td3", "sac"])
+@pytest.mark.parametrize("algorithm", ["ddpg", "td3", "sac", "crossq"])
 def test_observation_normalization_is_fitted_on_the_warmup_rows_and_then_frozen(algorithm):
     rng = np.random.default_rng(5)
     agent = make_agent(small_config(algorithm=algorithm, normalize_observations=True), OBS, ACT, seed=0)
@@ -345,7 +348,7 @@ def test_observation_normalization_is_fitted_on_the_warmup_rows_and_then_frozen(
     agent.update(1)
     mean, std = warmup.obs.astype(np.float64).mean(0), warmup.obs.astype(np.float64).std(0)
     networks = [m for m in vars(agent).values() if isinstance(m, torch.nn.Module)]
-    assert len(networks) >= 4  # actor, its target, the critic(s) and their targets
+    assert len(networks) >= (3 if algorithm == "crossq" else 4)  # actor, its target, the critic(s), their targets
     for network in networks:
         np.testing.assert_allclose(network.obs_shift.numpy(), mean, rtol=1e-5)
         np.testing.assert_allclose(network.obs_scale.numpy(), 1.0 / np.maximum(std, 0.01), rtol=1e-5)

@@ -65,7 +65,7 @@ def test_the_fast_preset_is_sac_and_the_paper_configs_stay_the_paper_agent():
 @pytest.mark.parametrize("argv, message", [
     (["--set", "agent.bach_size=3"], "unknown config key 'agent.bach_size'"),
     (["--agent.tau", "2"], "agent.tau must be in [0, 1]"),
-    (["--set", "agent.algorithm=ppo"], "agent.algorithm must be one of ['ddpg', 'td3', 'sac'], got 'ppo'"),
+    (["--set", "agent.algorithm=ppo"], "agent.algorithm must be one of ['ddpg', 'td3', 'sac', 'crossq'], got 'ppo'"),
     (["--set", "agent.n_step=0"], "agent.n_step must be >= 1"),
     (["--set", "agent.batch_size=5000", "--set", "agent.buffer_capacity=1000"],
      "agent.batch_size 5000 exceeds agent.buffer_capacity 1000"),

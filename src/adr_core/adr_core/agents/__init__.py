@@ -1,4 +1,5 @@
-"""Agents: DDPG (the paper's), TD3 and SAC behind one interface (``base.OffPolicyAgent``), replay buffer, networks."""
+"""Agents: DDPG (the paper's), TD3, SAC and CrossQ behind one interface (``base.OffPolicyAgent``), replay buffer,
+networks."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import torch
 from ..base.goal_layout import GoalLayout
 from .base import OffPolicyAgent
 from .config import AgentConfig
+from .crossq import CrossQ
 from .ddpg import DDPG
 from .networks import Actor, ActorPolicy, Critic, actor_from_state_dict
 from .replay_buffer import ReplayBuffer
 from .sac import SAC
 from .td3 import TD3
 
-AGENTS: dict[str, type[OffPolicyAgent]] = {"ddpg": DDPG, "td3": TD3, "sac": SAC}
+AGENTS: dict[str, type[OffPolicyAgent]] = {"ddpg": DDPG, "td3": TD3, "sac": SAC, "crossq": CrossQ}
 
 
 def make_agent(config: AgentConfig, obs_dim: int, act_dim: int, seed: int,
@@ -23,5 +25,5 @@ def make_agent(config: AgentConfig, obs_dim: int, act_dim: int, seed: int,
     return AGENTS[config.algorithm](obs_dim, act_dim, config, seed, device, goal_layout)
 
 
-__all__ = ["AGENTS", "Actor", "ActorPolicy", "AgentConfig", "Critic", "DDPG", "OffPolicyAgent", "ReplayBuffer",
-           "SAC", "TD3", "actor_from_state_dict", "make_agent"]
+__all__ = ["AGENTS", "Actor", "ActorPolicy", "AgentConfig", "Critic", "CrossQ", "DDPG", "OffPolicyAgent",
+           "ReplayBuffer", "SAC", "TD3", "actor_from_state_dict", "make_agent"]

@@ -33,9 +33,9 @@ from .optim import FusedAdam
 from .replay_buffer import Batch, ReplayBuffer, nstep_transitions
 
 
-def make_adam(params: Iterable[torch.Tensor], lr: float) -> FusedAdam:
+def make_adam(params: Iterable[torch.Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999)) -> FusedAdam:
     # fused: one kernel for the whole step, stepped with the gradients directly (agents/optim.py)
-    return FusedAdam(params, lr=lr)
+    return FusedAdam(params, lr=lr, betas=betas)
 
 
 def frozen_copy(module: nn.Module) -> nn.Module:
@@ -47,6 +47,7 @@ def frozen_copy(module: nn.Module) -> nn.Module:
 class OffPolicyAgent(ABC):
     algorithm: str = ""
     gaussian_actor: bool = False  # SAC: the actor has a log-std head and exploring rollouts sample it
+    adam_betas: tuple[float, float] = (0.9, 0.999)  # of the actor's and critics' Adam (CrossQ: beta1 0.5)
     critic_optimizer: FusedAdam  # created by ``_build_critics``
 
     def __init__(self, obs_dim: int, act_dim: int, config: AgentConfig, seed: int,
@@ -73,7 +74,7 @@ class OffPolicyAgent(ABC):
                                history=self.history).to(self.device)
             self.actor_target = frozen_copy(self.actor)
             self._build_critics()
-        self.actor_optimizer = make_adam(list(self.actor.parameters()), config.actor_lr)
+        self.actor_optimizer = make_adam(list(self.actor.parameters()), config.actor_lr, self.adam_betas)
         self.replay = ReplayBuffer(self.input_dim, act_dim, config.buffer_capacity, self.device, self.generator)
         self.updates_done = 0  # gradient steps taken so far; also the policy version
         self.transitions_seen = 0

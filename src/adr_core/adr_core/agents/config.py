@@ -9,14 +9,15 @@ from typing import Literal
 
 from ..base.fields import option
 
-ALGORITHMS = ("ddpg", "td3", "sac")
+ALGORITHMS = ("ddpg", "td3", "sac", "crossq")
 
 
 @dataclass
 class AgentConfig:
-    algorithm: Literal["ddpg", "td3", "sac"] = option(
-        "ddpg", "Agent: 'ddpg' (paper; TD3 repository's OurDDPG.py), 'td3' or 'sac' (squashed Gaussian actor, "
-                "automatic entropy temperature).")
+    algorithm: Literal["ddpg", "td3", "sac", "crossq"] = option(
+        "ddpg", "Agent: 'ddpg' (paper; TD3 repository's OurDDPG.py), 'td3', 'sac' (squashed Gaussian actor, "
+                "automatic entropy temperature) or 'crossq' (SAC's actor and temperature, batch-renormalized critics "
+                "without targets; Bhatt et al. 2024, sb3-contrib's CrossQ).")
     hidden_sizes: tuple[int, ...] = option(
         (400, 300), "Hidden layer sizes of actor and critic (paper: 400, 300; ReLU)."
     )
@@ -66,14 +67,29 @@ class AgentConfig:
                                            "entropy).")
     sac_target_entropy_per_dim: float = option(
         -1.0, "SAC only: target entropy per action dimension, in nats (-1: the target -act_dim of the SAC paper and "
-              "SB3's 'auto'); higher keeps the policy more random. Below log 2 (a squashed Gaussian's maximum).")
+              "SB3's 'auto'); higher keeps the policy more random. Below log 2 (a squashed Gaussian's maximum). "
+              "CrossQ uses both SAC options.")
+    crossq_policy_delay: int = option(3, "CrossQ only: critic steps per actor and temperature step (paper and "
+                                         "sb3-contrib: 3).")
+    crossq_critic_hidden_sizes: tuple[int, ...] = option(
+        (), "CrossQ only: hidden layer sizes of the critics; empty = hidden_sizes (the paper's critics are 2048 "
+            "wide, sb3-contrib's 1024).")
+    crossq_batch_renorm_momentum: float = option(
+        0.01, "CrossQ only: rate of the critics' batch renormalization running statistics, in (0, 1] (paper and "
+              "sb3-contrib: 0.01).")
+    crossq_batch_renorm_warmup_steps: int = option(
+        100_000, "CrossQ only: gradient steps of plain batch normalization before batch renormalization (rmax 3, "
+                 "dmax 5) starts (sb3-contrib: 100000).")
+    crossq_adam_beta1: float = option(0.5, "CrossQ only: Adam's beta1 of the actor and critics, in [0, 1) (paper "
+                                           "and sb3-contrib: 0.5; the temperature's Adam keeps 0.9).")
 
     def __post_init__(self) -> None:
         self.hidden_sizes = tuple(int(h) for h in self.hidden_sizes)
+        self.crossq_critic_hidden_sizes = tuple(int(h) for h in self.crossq_critic_hidden_sizes)
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"agent.algorithm must be one of {list(ALGORITHMS)}, got {self.algorithm!r}")
         for name in ("actor_lr", "critic_lr", "batch_size", "buffer_capacity", "td3_policy_delay",
-                     "sac_initial_alpha"):
+                     "sac_initial_alpha", "crossq_policy_delay"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"agent.{name} must be > 0, got {getattr(self, name)}")
         for name in ("tau", "gamma"):
@@ -104,3 +120,14 @@ class AgentConfig:
                              f"{self.buffer_capacity}; the batch must fit in the replay buffer")
         if not self.hidden_sizes or min(self.hidden_sizes) < 1:
             raise ValueError(f"agent.hidden_sizes must be positive sizes, got {self.hidden_sizes}")
+        if self.crossq_critic_hidden_sizes and min(self.crossq_critic_hidden_sizes) < 1:
+            raise ValueError(f"agent.crossq_critic_hidden_sizes must be positive sizes (or empty: hidden_sizes), "
+                             f"got {self.crossq_critic_hidden_sizes}")
+        if not 0.0 < self.crossq_batch_renorm_momentum <= 1.0:
+            raise ValueError(f"agent.crossq_batch_renorm_momentum must be in (0, 1], got "
+                             f"{self.crossq_batch_renorm_momentum}")
+        if self.crossq_batch_renorm_warmup_steps < 0:
+            raise ValueError(f"agent.crossq_batch_renorm_warmup_steps must be >= 0, got "
+                             f"{self.crossq_batch_renorm_warmup_steps}")
+        if not 0.0 <= self.crossq_adam_beta1 < 1.0:
+            raise ValueError(f"agent.crossq_adam_beta1 must be in [0, 1), got {self.crossq_adam_beta1}")

@@ -35,12 +35,16 @@ class SAC(OffPolicyAgent):
                                      normalize_observations=self.config.normalize_observations).to(self.device)
         self.critic_target = frozen_copy(self.critic)
         self.critic_optimizer = make_adam(list(self.critic.parameters()), self.config.critic_lr)
+        self._critic_params: list[torch.Tensor] = list(self.critic.parameters())
+        self._critic_target_params: list[torch.Tensor] = list(self.critic_target.parameters())
+        self._build_temperature()
+
+    def _build_temperature(self) -> None:
+        """The entropy temperature ``log_alpha``, its Adam and the block's log-probability sum (CrossQ's too)."""
         self.target_entropy = self.config.sac_target_entropy_per_dim * self.act_dim
         self.log_alpha = torch.tensor([math.log(self.config.sac_initial_alpha)], device=self.device,
                                       requires_grad=True)
         self.alpha_optimizer = make_adam([self.log_alpha], self.config.critic_lr)
-        self._critic_params: list[torch.Tensor] = list(self.critic.parameters())
-        self._critic_target_params: list[torch.Tensor] = list(self.critic_target.parameters())
         self._log_prob_sum = torch.zeros((), device=self.device)  # over the update block, for policy_entropy
         self._log_prob_steps = 0
 
@@ -56,7 +60,7 @@ class SAC(OffPolicyAgent):
                     - 2.0 * (math.log(2.0) - pre_tanh - F.softplus(-2.0 * pre_tanh)))
         return action, log_prob.sum(-1, keepdim=True)
 
-    def _gradient_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    def _gradient_step(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor | None]:
         alpha = self.log_alpha.detach().exp()
         with torch.no_grad():
             next_actions, next_log_prob = self._sample(batch.next_obs)
@@ -72,13 +76,17 @@ class SAC(OffPolicyAgent):
         actor_loss = (alpha * log_prob - q_pi).mean()
         self._step_actor(actor_loss)
 
+        self._step_temperature(log_prob)
+
+        self._soft_update(self._critic_target_params, self._critic_params, self.config.tau)
+        return critic_loss.detach(), actor_loss.detach()
+
+    def _step_temperature(self, log_prob: torch.Tensor) -> None:
+        """One Adam step of ``log_alpha`` on the actor step's log-probabilities; counts them for policy_entropy."""
         # alpha loss -mean(log_alpha * (logp + target entropy)); its gradient w.r.t. log_alpha in closed form
         self.alpha_optimizer.step([-(log_prob.detach() + self.target_entropy).mean().reshape(1)])
         self._log_prob_sum += log_prob.detach().mean()
         self._log_prob_steps += 1
-
-        self._soft_update(self._critic_target_params, self._critic_params, self.config.tau)
-        return critic_loss.detach(), actor_loss.detach()
 
     def _scheduled_optimizers(self) -> list[tuple[FusedAdam, float]]:
         return [*super()._scheduled_optimizers(), (self.alpha_optimizer, self.config.critic_lr)]
@@ -98,14 +106,19 @@ class SAC(OffPolicyAgent):
 
     def _critic_state(self) -> dict[str, Any]:
         return {"critic": self.critic.state_dict(), "critic_target": self.critic_target.state_dict(),
-                "critic_optimizer": self.critic_optimizer.state_dict(),
-                "log_alpha": self.log_alpha.detach().cpu().clone(),
-                "alpha_optimizer": self.alpha_optimizer.state_dict()}
+                "critic_optimizer": self.critic_optimizer.state_dict(), **self._temperature_state()}
 
     def _load_critic_state(self, state: dict[str, Any]) -> None:
         self.critic.load_state_dict(state["critic"])
         self.critic_target.load_state_dict(state["critic_target"])
         self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+        self._load_temperature_state(state)
+
+    def _temperature_state(self) -> dict[str, Any]:
+        return {"log_alpha": self.log_alpha.detach().cpu().clone(),
+                "alpha_optimizer": self.alpha_optimizer.state_dict()}
+
+    def _load_temperature_state(self, state: dict[str, Any]) -> None:
         with torch.no_grad():
             self.log_alpha.copy_(state["log_alpha"].to(self.device))
         self.alpha_optimizer.load_state_dict(state["alpha_optimizer"])
