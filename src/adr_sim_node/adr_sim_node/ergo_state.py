@@ -55,10 +55,16 @@ class ErgoStatePublisher:
 
 
 class _ObservedPolicy:
+    """``policy`` as the rollout sees it (its ``explore``, and a policy with memory's ``begin_episode`` and
+    ``remember``), publishing the arm's state before each action."""
+
     def __init__(self, publisher: ErgoStatePublisher, arm, policy: Policy) -> None:
         self._publisher, self._arm, self._policy = publisher, arm, policy
         if hasattr(policy, "explore"):
             self.explore = self._explore
+        for name in ("begin_episode", "remember"):  # a policy with memory: its history must see every episode
+            if hasattr(policy, name):
+                setattr(self, name, getattr(policy, name))
 
     def __call__(self, obs):
         self._publisher.maybe_publish(self._arm)
