@@ -1,4 +1,4 @@
-"""The engine of Algorithm 1's loop (adr_core.training.driver.Engine): hooks run in order around each iteration, the
+"""The engine of Algorithm 1's loop (adr_core.engine.loop.Engine): hooks run in order around each iteration, the
 loop ends on the early stop / a stop request / max_iterations, an iteration that raises leaves no checkpoint of a
 half-done state, and an iteration whose feedback never came ends a sync run with the iteration to redo."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from adr_core.base.checkpoint import CheckpointSchedule
+from adr_core.engine.hooks import CheckpointHook, Hook
+from adr_core.engine.loop import Engine
 from adr_core.iteration import Feedback, Proposals
 from adr_core.training.config import TrainConfig
-from adr_core.training.driver import Engine, Hook
-from adr_core.training.hooks import CheckpointHook
 
 
 class FakeSteps:

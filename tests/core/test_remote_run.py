@@ -1,4 +1,4 @@
-"""Algorithm 1 over remote steps (adr_core.training.remote, the loop the trainer node runs): with the steps done in
+"""Algorithm 1 over remote steps (adr_core.engine.remote, the loop the trainer node runs): with the steps done in
 this process (the same core calls the sampler, simulator and discriminator nodes make) it gives the in-process
 trainer's rows bit for bit; an iteration whose feedback never came while the run stops is undone; a stop request
 from a step ends the loop."""
@@ -11,10 +11,12 @@ import pytest
 from tiny_configs import tiny_config
 
 from adr_core.agents import ActorPolicy
+from adr_core.engine.hooks import Hook
+from adr_core.engine.loop import Engine
+from adr_core.engine.remote import remote_engine
+from adr_core.engine.steps import StopRequested
 from adr_core.iteration import Feedback, Proposals, propose, roll_out, score_then_train, update_sampler
 from adr_core.rollout import Trajectory
-from adr_core.training.driver import Hook, StopRequested
-from adr_core.training.remote import RemoteRun
 from adr_core.training.trainer import Trainer
 
 
@@ -78,10 +80,10 @@ COMPARED = ("iteration", "agent_steps", "agent_updates", "return_mean", "referen
             "actor_loss", "sampler_reward_mean", "d_randomized", "d_reference", "solved_fraction")
 
 
-def remote(config, steps_kwargs=None) -> tuple[RemoteRun, LocalSteps, Rows]:
+def remote(config, steps_kwargs=None) -> tuple[Engine, LocalSteps, Rows]:
     trainer = Trainer(config)
     steps = LocalSteps(trainer, **(steps_kwargs or {}))
-    run = RemoteRun(trainer.agent, config, steps, overlap=False, stop_requested=steps.stop, warn=lambda text: None)
+    run = remote_engine(trainer.agent, config, steps, overlap=False, stop_requested=steps.stop, warn=lambda text: None)
     rows = Rows()
     run.start([rows])
     return run, steps, rows
@@ -131,7 +133,7 @@ def test_overlapping_learning_with_the_next_rollouts_logs_every_iteration_in_ord
     config = tiny_config(total_agent_steps=900)
     trainer = Trainer(config)
     steps = LocalSteps(trainer)
-    run = RemoteRun(trainer.agent, config, steps, overlap=True, stop_requested=steps.stop, warn=lambda text: None)
+    run = remote_engine(trainer.agent, config, steps, overlap=True, stop_requested=steps.stop, warn=lambda text: None)
     rows = Rows()
     run.start([rows])
     run.run()

@@ -1,7 +1,7 @@
 """Algorithm 1 of the paper (Active Domain Randomization): one iteration, written once, as per-role steps.
 
-Every runner calls these steps, and one loop orders them (``adr_core.training.driver.Engine``). In this process
-(the ``Trainer``, and the ``Probe``: a frozen policy, no agent) ``training/local_steps.py`` calls them; the ROS nodes
+Every runner calls these steps, and one loop orders them (``adr_core.engine.loop.Engine``). In this process
+(the ``Trainer``, and the ``Probe``: a frozen policy, no agent) ``engine/local_steps.py`` calls them; the ROS nodes
 each call their role's step (sampler node: ``propose`` and ``update_sampler``; simulator node: ``roll_out_episode``,
 once per kind; discriminator node: ``score_then_train``; trainer node: ``update_agent``)::
 

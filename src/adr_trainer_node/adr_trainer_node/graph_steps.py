@@ -1,4 +1,4 @@
-"""The steps of Algorithm 1 over the node graph: ``adr_core.training.driver.Steps`` in ROS 2.
+"""The steps of Algorithm 1 over the node graph: ``adr_core.engine.steps.Steps`` in ROS 2.
 
     propose(k)      ProposeParameters service of the sampler (asked again while it waits for the rewards of k-1)
     roll_out(k)     RollOut goals on the simulator instances (dispatcher.py), trajectories taken from the topic
@@ -9,8 +9,8 @@
     save_components the sampler's and discriminator's SaveCheckpoint services
 
 Every wait checks the stop request and raises ``StopRequested`` (Ctrl-C ends a wait at once, not while a checkpoint
-is being written). The run's loop and learning step are ``adr_core.training.driver.Engine`` (as ``remote.RemoteRun``);
-the node (node.py) wires the two together.
+is being written). The run's loop and learning step are ``adr_core.engine.loop.Engine`` (as
+``adr_core.engine.remote.remote_engine`` sets it up); the node (node.py) wires the two together.
 """
 from __future__ import annotations
 
@@ -28,12 +28,12 @@ from rclpy.node import Node
 from adr_core import plausibility
 from adr_core.agents import OffPolicyAgent
 from adr_core.base.checkpoint import CheckpointError
+from adr_core.engine.steps import StopRequested
 from adr_core.iteration import DISCRIMINATOR_COLUMNS, Feedback, Proposals, outcome_scores, sampler_columns
 from adr_core.randomization import RandomizationSpace
 from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.run_spec import RunSpec
 from adr_core.training.config import TrainConfig
-from adr_core.training.driver import StopRequested
 from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewards, PolicyWeights, SamplerState
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint

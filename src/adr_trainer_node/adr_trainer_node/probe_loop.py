@@ -15,9 +15,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from adr_core.engine.loop import Engine
 from adr_core.probe import FrozenPolicy, ProbeRecorder, measure_failure_map, probe_options
 from adr_core.probe.probe import ProbeResult, ShareHook
-from adr_core.training.driver import Engine
 from adr_ros import policy_weights
 from adr_trainer_node.graph_steps import GraphSteps
 

@@ -2,7 +2,7 @@
 
     probe = Probe(config, load_frozen_policy(spec, config.env_id, space), out_dir)
     probe.measure_failures()          # the policy's failure map over the training range (failure.py)
-    result = probe.run(200)           # iterations of the engine (training/driver.py) with no agent
+    result = probe.run(200)           # iterations of the engine (engine/loop.py) with no agent
 
 Files (with an ``out_dir``): record.py. The focus rule: focus.py.
 """
@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 
 from ..base.devices import configure_torch
+from ..engine.hooks import Hook
+from ..engine.local_steps import LocalSteps
+from ..engine.loop import Engine
 from ..evaluation.episodes import PolicySpec
 from ..iteration import Components, IterationResult, RolloutSettings
 from ..training.components import build_run_parts
 from ..training.config import TrainConfig
-from ..training.driver import Engine, Hook
-from ..training.local_steps import LocalSteps
 from .failure import FailureMap, FailureRegion, failure_region, sweep_training_range
 from .focus import FOCUS_RATIO, focus_statistics
 from .policies import FrozenPolicy, check_policy
@@ -92,7 +93,7 @@ class Probe:
         return self.engine.iteration
 
     def run(self, iterations: int, log: Callable[[str], None] = lambda _: None) -> ProbeResult:
-        """``iterations`` ADR iterations around the frozen policy (the engine, training/driver.py, with no agent and
+        """``iterations`` ADR iterations around the frozen policy (the engine, engine/loop.py, with no agent and
         a ``ShareHook``)."""
         if self.region is None:
             self.measure_failures()

@@ -1,7 +1,7 @@
 """Algorithm 1's loop, written once: every way of running it goes through ``Engine.run``.
 
-Who carries out the steps of an iteration differs, the loop does not. An executor supplies them (``Steps``): this
-process (``training/local_steps.py``: the in-process trainer and probe), the ROS 2 node graph (the trainer node's
+Who carries out the steps of an iteration differs, the loop does not. An executor supplies them (``Steps``,
+steps.py): this process (``local_steps.py``: the in-process trainer and probe), the ROS 2 node graph (the trainer node's
 ``GraphSteps``: sync and async, training and probe), or a learner that drives (``adr_loop.LearnerDrivenSteps``: the
 user's learner owns the outer loop and learns outside the engine; each ``ADRLoop.update`` is one ``run_one`` with no
 agent, whose rollouts are the learner's episodes). The engine runs::
@@ -33,106 +33,37 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
 from ..iteration import Feedback, IterationResult, Proposals, update_agent
-from ..rollout import Trajectory
+from .hooks import Hook, finish_iteration
+from .steps import Steps
 
 if TYPE_CHECKING:
     from ..agents import OffPolicyAgent
-    from .config import TrainConfig
+    from ..rollout import Trajectory
 
 
-class StopRequested(Exception):
-    """The run was asked to stop (Ctrl-C, or the launcher stopping the graph) between two steps."""
-
-
-class Steps(Protocol):
-    """The steps of one iteration, carried out by an executor (module docstring)."""
+class LoopConfig(Protocol):
+    """What the loop reads of a run's config (``TrainConfig`` has both)."""
 
     @property
-    def sampler_learns(self) -> bool:
-        """Whether the sampler learns after each iteration (``feedback_path`` not 'none': discriminator rewards or
-        task outcomes), so that its feedback is part of the iteration."""
-
-    def propose(self, k: int) -> Proposals:
-        """The sampler's settings for iteration k."""
-
-    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
-        """Every slot of iteration k rolled out with a policy of version >= ``min_version``: the randomized
-        trajectories in slot order, and the reference ones (ADR; else none)."""
-
-    def publish_weights(self) -> None:
-        """Send the agent's current actor to the rollout workers (nothing to do where they read it directly)."""
-
-    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
-        """The rewards and update statistics of iteration k, whose rollouts ``roll_out`` returned (waiting for them
-        as the executor requires)."""
-
-    def timings(self, k: int) -> dict[str, float]:
-        """The executor's own timing columns of iteration k (e.g. the graph's transport time)."""
-
-
-class RunState(Protocol):
-    """What hooks read of (and tell) a run."""
-
-    iteration: int  # iterations completed
-    wall_time: float  # training seconds so far (wall_time_s)
-    solved: bool  # the early-stop rule was met
+    def total_agent_steps(self) -> int:
+        """The agent's budget: the run is done once it has taken that many steps."""
 
     @property
-    def agent_steps(self) -> int: ...
-
-    @property
-    def agent_updates(self) -> int: ...
-
-    def actor_state_dict(self) -> Mapping[str, torch.Tensor]: ...
-
-    def count_training_time(self, seconds: float) -> None:
-        """``seconds`` of work done for the run since its clock was last read (the early stop's check)."""
-
-
-class Hook:
-    """A callback of the engine; every method does nothing unless overridden."""
-
-    def on_start(self, run: RunState) -> None:
-        """Before the first iteration of this process."""
-
-    def after_update(self, run: RunState, result: IterationResult) -> None:
-        """After the iteration's updates, before its metrics row (time spent here is training time)."""
-
-    def after_row(self, run: RunState, result: IterationResult, row: dict[str, Any]) -> None:
-        """After the iteration's metrics row was made."""
-
-    def on_end(self, run: RunState, completed: int, error: BaseException | None) -> None:
-        """When the loop ends; ``completed``: iterations this process finished; ``error``: what ended it, if an
-        exception did (the state may then be half-way through an iteration: nothing to save)."""
-
-
-def metrics_row(run: RunState, result: IterationResult) -> dict[str, Any]:
-    """The iteration's metrics.csv row: its own metrics and the run's counters."""
-    return {**result.metrics(), "agent_steps": run.agent_steps, "agent_updates": run.agent_updates,
-            "wall_time_s": run.wall_time}
-
-
-def finish_iteration(run: RunState, result: IterationResult, hooks: Sequence[Hook]) -> dict[str, Any]:
-    """The bookkeeping after one iteration (module docstring); returns its metrics row."""
-    for hook in hooks:
-        hook.after_update(run, result)
-    row = metrics_row(run, result)
-    for hook in hooks:
-        hook.after_row(run, result, row)
-    return row
+    def learn_from_reference(self) -> bool:
+        """The agent also stores the reference rollouts."""
 
 
 class Engine:
     """A run of Algorithm 1 (module docstring): the ``RunState`` the hooks read, and the loop. ``agent`` None: a
     frozen policy is probed (no updates, nothing published, never done by a budget)."""
 
-    def __init__(self, agent: OffPolicyAgent | None, config: TrainConfig, steps: Steps, *, overlap: bool = False,
+    def __init__(self, agent: OffPolicyAgent | None, config: LoopConfig, steps: Steps, *, overlap: bool = False,
                  stop_requested: threading.Event | None = None, iteration: int = 0, wall_time: float = 0.0,
                  real_clock: bool = False, undo_points: bool = False,
                  warn: Callable[[str], None] = print) -> None:
