@@ -6,12 +6,12 @@ steps.py): this process (``local_steps.py``: the in-process trainer and probe), 
 user's learner owns the outer loop and learns outside the engine; each ``ADRLoop.update`` is one ``run_one`` with no
 agent, whose rollouts are the learner's episodes). The engine runs::
 
-    k:  proposals = steps.propose(k)                     # the sampler's settings of iteration k
-        randomized, reference = steps.roll_out(k, proposals, min_version)
-        learn(k): the agent stores and updates (iteration.update_agent; none when a frozen policy is probed),
-                  steps.publish_weights(), feedback = steps.feedback(k, randomized, reference)
+    k:  collect(k): proposals = steps.propose(k)         # the sampler's settings of iteration k
+                    randomized, reference = steps.roll_out(k, proposals, min_version)
+        learn(k):   the agent stores and updates (iteration.update_agent; none when a frozen policy is probed),
+                    steps.publish_weights(), feedback = steps.feedback(k, randomized, reference)
                                                          # rewards, the sampler's update
-                  IterationResult.assemble(...) -> finish_iteration(hooks)
+                    IterationResult.assemble(...) -> finish_iteration(hooks)
 
 and ``finish_iteration`` does what every runner does after an iteration, through hooks in the spirit of
 stable-baselines3's callbacks::
@@ -20,20 +20,21 @@ stable-baselines3's callbacks::
     row = metrics row of the iteration (result.metrics() + the run's counters)
     for hook in hooks: hook.after_row(run, result, row)      # metrics.csv, checkpoints, the learning curve, progress
 
-``overlap=True`` (the graph's async mode): iteration k's update runs in a thread while k+1 is rolled out with the
-latest published weights. The run ends at its budget or early stop, on a stop request (a step raising
-``StopRequested``, or ``stop_requested`` set between iterations), after ``max_iterations`` more, or when an
-iteration cannot complete (``failure``). An iteration whose feedback never came did not complete: with
-``undo_points`` the agent goes back to its state after the previous iteration, so that a checkpoint ties it to the
-other processes' states of that iteration; a resumed run redoes it. The clock: ``real_clock`` (the graph: real time
-since the start, minus the periodic evaluations) or the sum of the iterations' times (in-process). The hooks are in
-hooks.py.
+``overlap=True`` (the graph's async mode): iteration k's ``learn`` runs in a thread while k+1 is collected with
+the latest published weights; both modes go through the same ``collect`` and ``learn``. The run ends at its budget
+or early stop, on a stop request (a step raising ``StopRequested``, or ``stop_requested`` set between iterations),
+after ``max_iterations`` more, or when an iteration cannot complete (``failure``). An iteration whose feedback never
+came did not complete: with ``undo_points`` the agent goes back to its state after the previous iteration, so that a
+checkpoint ties it to the other processes' states of that iteration; a resumed run redoes it. The clock:
+``real_clock`` (the graph: real time since the start, minus the periodic evaluations) or the sum of the iterations'
+times (in-process). The hooks are in hooks.py.
 """
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
@@ -57,6 +58,18 @@ class LoopConfig(Protocol):
     @property
     def learn_from_reference(self) -> bool:
         """The agent also stores the reference rollouts."""
+
+
+@dataclass(frozen=True)
+class Collected:
+    """Iteration k proposed and rolled out (``Engine.collect``), on its way to ``Engine.learn``."""
+
+    k: int
+    proposals: Proposals
+    randomized: list[Trajectory]
+    reference: list[Trajectory]
+    started: float  # time.perf_counter() when the iteration began
+    rollout_s: float  # seconds of proposing and rolling out
 
 
 class Engine:
@@ -135,19 +148,12 @@ class Engine:
                 if not self.overlap or self.agent is None:
                     self.run_one()
                     continue
-                t0 = time.perf_counter()
-                k = self.iteration
-                proposals = self.steps.propose(k)
-                randomized, reference = self.steps.roll_out(k, proposals, 0)  # async: the latest weights
-                t_rollouts = time.perf_counter() - t0
-                self.iteration += 1
+                collected = self.collect(0)  # async: rolled out with the latest weights
                 if learning is not None:
                     learning.join()
-                stored = [*randomized, *reference] if self.config.learn_from_reference else randomized
                 # read before the block starts: it adds to transitions_seen while this thread goes on
-                steps_after = self.agent.transitions_seen + sum(t.length for t in stored)
-                learning = threading.Thread(target=self.learn, daemon=True,
-                                            args=(k, proposals, randomized, reference, t0, t_rollouts))
+                steps_after = self.agent.transitions_seen + sum(t.length for t in self._stored(collected))
+                learning = threading.Thread(target=self.learn, args=(collected,), daemon=True)
                 learning.start()
                 if steps_after >= self.config.total_agent_steps:
                     break
@@ -164,28 +170,40 @@ class Engine:
     def run_one(self) -> IterationResult | None:
         """One synchronous iteration k = ``iteration`` (Algorithm 1: rolled out with the newest policy), with no
         check of the budget or of a stop request; its result (None when its feedback never came)."""
+        collected = self.collect(0 if self.agent is None else self.agent.policy_version)
+        self.last_result = None
+        self.learn(collected)
+        return self.last_result
+
+    def collect(self, min_version: int) -> Collected:
+        """Iteration k = ``iteration``: the sampler's proposals, rolled out with a policy of version >=
+        ``min_version``; the iteration counter moves on to k+1."""
         t0 = time.perf_counter()
         k = self.iteration
         proposals = self.steps.propose(k)
-        min_version = 0 if self.agent is None else self.agent.policy_version
         randomized, reference = self.steps.roll_out(k, proposals, min_version)
-        t_rollouts = time.perf_counter() - t0
+        collected = Collected(k, proposals, randomized, reference, t0, time.perf_counter() - t0)
         self.iteration += 1
-        self.last_result = None
-        self.learn(k, proposals, randomized, reference, t0, t_rollouts)
-        return self.last_result
+        return collected
 
-    def learn(self, k: int, proposals: Proposals, randomized: list[Trajectory], reference: list[Trajectory],
-              t0: float, t_rollouts: float) -> None:
+    def _stored(self, collected: Collected) -> list[Trajectory]:
+        """What the agent stores of an iteration: its randomized rollouts (+ the reference ones:
+        ``learn_from_reference``)."""
+        return [*collected.randomized, *collected.reference] if self.config.learn_from_reference \
+            else collected.randomized
+
+    def learn(self, collected: Collected) -> None:
         """Iteration k's agent update, then its row (``finish_iteration``) once the sampler's side has answered."""
+        k, proposals, randomized, reference = (collected.k, collected.proposals, collected.randomized,
+                                               collected.reference)
         t1 = time.perf_counter()
         n_updates, undo = 0, None
         losses: dict[str, float] = {}
         if self.agent is not None:
-            extra = reference if self.config.learn_from_reference else None
             if self.undo_points:  # networks + the rows the block overwrites: cheap next to a checkpoint
-                undo = self.agent.undo_point(sum(t.length for t in [*randomized, *(extra or [])]))
-            n_updates, losses = update_agent(self.agent, randomized, self.config.total_agent_steps, extra)
+                undo = self.agent.undo_point(sum(t.length for t in self._stored(collected)))
+            n_updates, losses = update_agent(self.agent, randomized, self.config.total_agent_steps,
+                                             reference if self.config.learn_from_reference else None)
         t_agent = self.last_learning_s = time.perf_counter() - t1
         if self.agent is not None:
             self.steps.publish_weights()
@@ -196,8 +214,9 @@ class Engine:
             return
         result = IterationResult.assemble(
             k, proposals, min((t.policy_version for t in randomized), default=0), randomized, reference, feedback,
-            n_updates, losses, {"time_rollouts_s": t_rollouts, "time_agent_s": t_agent,
-                                "time_iteration_s": time.perf_counter() - t0, **self.steps.timings(k)})
+            n_updates, losses, {"time_rollouts_s": collected.rollout_s, "time_agent_s": t_agent,
+                                "time_iteration_s": time.perf_counter() - collected.started,
+                                **self.steps.timings(k)})
         if self.real_clock:
             self.wall_time = self.training_seconds()
         else:
