@@ -15,8 +15,7 @@ from adr_core.engine.hooks import Hook
 from adr_core.engine.loop import Engine
 from adr_core.engine.remote import remote_engine
 from adr_core.engine.steps import StopRequested
-from adr_core.iteration import Feedback, Proposals, propose, roll_out, score_then_train, update_sampler
-from adr_core.rollout import Trajectory
+from adr_core.iteration import Feedback, Proposals, Rollouts, propose, roll_out, score_then_train, update_sampler
 from adr_core.training.trainer import Trainer
 
 
@@ -45,7 +44,7 @@ class LocalSteps:
             raise StopRequested
         return propose(self.parts.sampler, self.parts.space)
 
-    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
+    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> Rollouts:
         policy = ActorPolicy.from_state_dict(self.published[-1])
         pairs = [roll_out(self.parts.randomized_env, self.parts.reference_env, policy, proposals, slot, k,
                           self.parts.rollouts, self.agent.policy_version, with_reference=self.sampler_learns)
@@ -54,18 +53,15 @@ class LocalSteps:
         rewards, metrics = score_then_train(self.parts.discriminator, randomized, reference)
         sampler_metrics = None if k == self.lose_feedback_of else update_sampler(self.parts.sampler, rewards)
         self.answers[k] = Feedback(rewards, sampler_metrics, metrics)
-        return randomized, reference
+        return Rollouts(randomized, reference)
 
     def publish_weights(self) -> None:
         self.published.append({name: value.clone() for name, value in self.agent.actor_state_dict().items()})
 
-    def feedback(self, k: int, randomized: list, reference: list) -> Feedback:
+    def feedback(self, k: int, rollouts: Rollouts) -> Feedback:
         if k == self.lose_feedback_of and self.stop_when_lost:
             self.stop.set()  # the graph stops: the sampler's answer of k never comes
         return self.answers.pop(k)
-
-    def timings(self, k: int) -> dict[str, float]:
-        return {}
 
 
 class Rows(Hook):

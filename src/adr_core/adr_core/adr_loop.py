@@ -33,7 +33,7 @@ import numpy as np
 from .base.seeding import component_seed
 from .discriminator import DiscriminatorRewarder
 from .engine.loop import Engine
-from .iteration import Feedback, Proposals, propose, sampler_rewards, score_then_train, update_sampler
+from .iteration import Feedback, Proposals, Rollouts, propose, sampler_rewards, score_then_train, update_sampler
 from .randomization import RandomizationSpace
 from .rollout import Policy, Trajectory, rollout
 from .samplers import feedback_path
@@ -286,27 +286,25 @@ class LearnerDrivenSteps:
         assert self.loop._batch is not None
         return self.loop._batch
 
-    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
+    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> Rollouts:
         loop = self.loop
         randomized = [loop._episodes[slot] for slot in range(loop.slots)]
         reference = []
         if loop.learns:
             assert self.policy is not None
             reference = [loop._reference_episode(self.policy, slot, self.noise, k) for slot in range(loop.slots)]
-        return randomized, reference
+        return Rollouts(randomized, reference)
 
     def publish_weights(self) -> None:
         """Nothing to send: the learner holds its weights."""
 
-    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
+    def feedback(self, k: int, rollouts: Rollouts) -> Feedback:
         loop = self.loop
         rewards: np.ndarray | None = None
         discriminator_metrics: dict[str, float] = {}
         if loop.learns:
             assert loop.discriminator is not None
-            rewards, discriminator_metrics = score_then_train(loop.discriminator, randomized, reference)
-        rewards = sampler_rewards(loop.sampler, randomized, rewards)
+            rewards, discriminator_metrics = score_then_train(loop.discriminator, rollouts.randomized,
+                                                              rollouts.reference)
+        rewards = sampler_rewards(loop.sampler, rollouts.randomized, rewards)
         return Feedback(rewards, update_sampler(loop.sampler, rewards), discriminator_metrics)
-
-    def timings(self, k: int) -> dict[str, float]:
-        return {}

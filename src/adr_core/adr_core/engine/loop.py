@@ -7,9 +7,9 @@ user's learner owns the outer loop and learns outside the engine; each ``ADRLoop
 agent, whose rollouts are the learner's episodes). The engine runs::
 
     k:  collect(k): proposals = steps.propose(k)         # the sampler's settings of iteration k
-                    randomized, reference = steps.roll_out(k, proposals, min_version)
+                    rollouts = steps.roll_out(k, proposals, min_version)   # randomized and reference episodes
         learn(k):   the agent stores and updates (iteration.update_agent; none when a frozen policy is probed),
-                    steps.publish_weights(), feedback = steps.feedback(k, randomized, reference)
+                    steps.publish_weights(), feedback = steps.feedback(k, rollouts)
                                                          # rewards, the sampler's update
                     IterationResult.assemble(...) -> finish_iteration(hooks)
 
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
-from ..iteration import Feedback, IterationResult, Proposals, update_agent
+from ..iteration import Feedback, IterationResult, Proposals, Rollouts, update_agent
 from .hooks import Hook, finish_iteration
 from .steps import Steps
 
@@ -66,8 +66,7 @@ class Collected:
 
     k: int
     proposals: Proposals
-    randomized: list[Trajectory]
-    reference: list[Trajectory]
+    rollouts: Rollouts
     started: float  # time.perf_counter() when the iteration began
     rollout_s: float  # seconds of proposing and rolling out
 
@@ -181,21 +180,21 @@ class Engine:
         t0 = time.perf_counter()
         k = self.iteration
         proposals = self.steps.propose(k)
-        randomized, reference = self.steps.roll_out(k, proposals, min_version)
-        collected = Collected(k, proposals, randomized, reference, t0, time.perf_counter() - t0)
+        rollouts = self.steps.roll_out(k, proposals, min_version)
+        collected = Collected(k, proposals, rollouts, t0, time.perf_counter() - t0)
         self.iteration += 1
         return collected
 
     def _stored(self, collected: Collected) -> list[Trajectory]:
         """What the agent stores of an iteration: its randomized rollouts (+ the reference ones:
         ``learn_from_reference``)."""
-        return [*collected.randomized, *collected.reference] if self.config.learn_from_reference \
-            else collected.randomized
+        rollouts = collected.rollouts
+        return [*rollouts.randomized, *rollouts.reference] if self.config.learn_from_reference \
+            else rollouts.randomized
 
     def learn(self, collected: Collected) -> None:
         """Iteration k's agent update, then its row (``finish_iteration``) once the sampler's side has answered."""
-        k, proposals, randomized, reference = (collected.k, collected.proposals, collected.randomized,
-                                               collected.reference)
+        k, randomized, reference = collected.k, collected.rollouts.randomized, collected.rollouts.reference
         t1 = time.perf_counter()
         n_updates, undo = 0, None
         losses: dict[str, float] = {}
@@ -207,16 +206,16 @@ class Engine:
         t_agent = self.last_learning_s = time.perf_counter() - t1
         if self.agent is not None:
             self.steps.publish_weights()
-        feedback = self.steps.feedback(k, randomized, reference)
+        feedback = self.steps.feedback(k, collected.rollouts)
         incomplete = self.steps.sampler_learns and (feedback.rewards is None or feedback.sampler_metrics is None)
         if incomplete and (self.stop_requested.is_set() or not self.overlap):
             self._incomplete(k, feedback, undo)
             return
+        timings = {"time_rollouts_s": collected.rollout_s, "time_agent_s": t_agent,
+                   "time_iteration_s": time.perf_counter() - collected.started, **feedback.timings}
         result = IterationResult.assemble(
-            k, proposals, min((t.policy_version for t in randomized), default=0), randomized, reference, feedback,
-            n_updates, losses, {"time_rollouts_s": collected.rollout_s, "time_agent_s": t_agent,
-                                "time_iteration_s": time.perf_counter() - collected.started,
-                                **self.steps.timings(k)})
+            k, collected.proposals, min((t.policy_version for t in randomized), default=0), randomized, reference,
+            feedback, n_updates, losses, timings)
         if self.real_clock:
             self.wall_time = self.training_seconds()
         else:
