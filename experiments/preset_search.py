@@ -47,11 +47,11 @@ def load_variants(path: Path = VARIANTS_FILE) -> dict[str, dict[str, Any]]:
 def run_one(job: dict[str, Any]) -> dict[str, Any]:
     import torch
 
+    from adr_core.engine.hooks import EarlyStopHook, Hook
     from adr_core.evaluation.settings import evaluate
     from adr_core.training.config import TrainConfig
-    from adr_core.training.driver import Hook
     from adr_core.training.experiments import resolve_experiment
-    from adr_core.training.hooks import EarlyStopHook, early_stop
+    from adr_core.training.run_hooks import early_stop
     from adr_core.training.trainer import LATEST, Trainer
 
     torch.set_num_threads(1)

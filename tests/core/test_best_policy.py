@@ -1,4 +1,4 @@
-"""checkpoints/best.pt: the actor of the best periodic evaluation so far (training/best_policy.py): kept only when an
+"""checkpoints/best.pt: the actor of the best periodic evaluation so far (engine/best_policy.py): kept only when an
 evaluation ranks higher (solved share, then return), readable by every policy loader, and a resumed run continues
 from the file's own best score."""
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 import torch
 from tiny_configs import tiny_config
 
+from adr_core.engine.best_policy import BEST_POLICY, BestPolicy, score
 from adr_core.evaluation.policies import load_policy
 from adr_core.run_dir import run_identity
-from adr_core.training.best_policy import BEST_POLICY, BestPolicy, score
 from adr_core.training.trainer import Trainer
 
 IDENTITY = run_identity("adr/LunarLander-v0", {"names": ["x"]}, 8, 2)

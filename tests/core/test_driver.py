@@ -1,4 +1,4 @@
-"""The engine of Algorithm 1's loop (adr_core.training.driver.Engine): hooks run in order around each iteration, the
+"""The engine of Algorithm 1's loop (adr_core.engine.loop.Engine): hooks run in order around each iteration, the
 loop ends on the early stop / a stop request / max_iterations, an iteration that raises leaves no checkpoint of a
 half-done state, and an iteration whose feedback never came ends a sync run with the iteration to redo."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from adr_core.base.checkpoint import CheckpointSchedule
-from adr_core.iteration import Feedback, Proposals
+from adr_core.engine.hooks import CheckpointHook, Hook
+from adr_core.engine.loop import Engine
+from adr_core.iteration import Feedback, Proposals, Rollouts
 from adr_core.training.config import TrainConfig
-from adr_core.training.driver import Engine, Hook
-from adr_core.training.hooks import CheckpointHook
 
 
 class FakeSteps:
@@ -29,22 +29,19 @@ class FakeSteps:
         self.calls.append(f"propose{k}")
         return Proposals(np.zeros((2, 1)), np.zeros((2, 1)))
 
-    def roll_out(self, k: int, proposals: Proposals, min_version: int):
+    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> Rollouts:
         if k == self.fail_at:
             raise RuntimeError("simulator died")
         self.calls.append(f"roll_out{k}")
-        return [], []
+        return Rollouts([], [])
 
     def publish_weights(self) -> None:
         self.calls.append("publish")
 
-    def feedback(self, k: int, randomized: list, reference: list) -> Feedback:
+    def feedback(self, k: int, rollouts: Rollouts) -> Feedback:
         self.calls.append(f"feedback{k}")
         lost = k == self.lose_feedback_at
-        return Feedback(np.zeros(2), None if lost else {"sampler_loss": 0.0})
-
-    def timings(self, k: int) -> dict[str, float]:
-        return {"time_transport_s": 0.5}
+        return Feedback(np.zeros(2), None if lost else {"sampler_loss": 0.0}, timings={"time_transport_s": 0.5})
 
 
 class Recorder(Hook):

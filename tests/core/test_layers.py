@@ -5,8 +5,8 @@
     2  envs, agents, samplers, discriminator
     3  iteration, plausibility, run_dir (the files of a run directory)
     4  evaluation (playing policies)
-    5  everything else: report (tables and figures over runs), training (config, trainer, driver, CLI), probe,
-       run_dir, adr_loop, export, integrations, ...
+    5  everything else: report (tables and figures over runs), engine (the loop, its steps and hooks), training
+       (config, trainer, CLI), probe, run_dir, adr_loop, export, integrations, ...
 
 Read from the source (no import), so a lazy import inside a function counts too.
 """

@@ -1,4 +1,4 @@
-"""Algorithm 1 over remote steps (adr_core.training.remote, the loop the trainer node runs): with the steps done in
+"""Algorithm 1 over remote steps (adr_core.engine.remote, the loop the trainer node runs): with the steps done in
 this process (the same core calls the sampler, simulator and discriminator nodes make) it gives the in-process
 trainer's rows bit for bit; an iteration whose feedback never came while the run stops is undone; a stop request
 from a step ends the loop."""
@@ -11,10 +11,11 @@ import pytest
 from tiny_configs import tiny_config
 
 from adr_core.agents import ActorPolicy
-from adr_core.iteration import Feedback, Proposals, propose, roll_out, score_then_train, update_sampler
-from adr_core.rollout import Trajectory
-from adr_core.training.driver import Hook, StopRequested
-from adr_core.training.remote import RemoteRun
+from adr_core.engine.hooks import Hook
+from adr_core.engine.loop import Engine
+from adr_core.engine.remote import remote_engine
+from adr_core.engine.steps import StopRequested
+from adr_core.iteration import Feedback, Proposals, Rollouts, propose, roll_out, score_then_train, update_sampler
 from adr_core.training.trainer import Trainer
 
 
@@ -43,7 +44,7 @@ class LocalSteps:
             raise StopRequested
         return propose(self.parts.sampler, self.parts.space)
 
-    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
+    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> Rollouts:
         policy = ActorPolicy.from_state_dict(self.published[-1])
         pairs = [roll_out(self.parts.randomized_env, self.parts.reference_env, policy, proposals, slot, k,
                           self.parts.rollouts, self.agent.policy_version, with_reference=self.sampler_learns)
@@ -52,18 +53,15 @@ class LocalSteps:
         rewards, metrics = score_then_train(self.parts.discriminator, randomized, reference)
         sampler_metrics = None if k == self.lose_feedback_of else update_sampler(self.parts.sampler, rewards)
         self.answers[k] = Feedback(rewards, sampler_metrics, metrics)
-        return randomized, reference
+        return Rollouts(randomized, reference)
 
     def publish_weights(self) -> None:
         self.published.append({name: value.clone() for name, value in self.agent.actor_state_dict().items()})
 
-    def feedback(self, k: int, randomized: list, reference: list) -> Feedback:
+    def feedback(self, k: int, rollouts: Rollouts) -> Feedback:
         if k == self.lose_feedback_of and self.stop_when_lost:
             self.stop.set()  # the graph stops: the sampler's answer of k never comes
         return self.answers.pop(k)
-
-    def timings(self, k: int) -> dict[str, float]:
-        return {}
 
 
 class Rows(Hook):
@@ -78,10 +76,10 @@ COMPARED = ("iteration", "agent_steps", "agent_updates", "return_mean", "referen
             "actor_loss", "sampler_reward_mean", "d_randomized", "d_reference", "solved_fraction")
 
 
-def remote(config, steps_kwargs=None) -> tuple[RemoteRun, LocalSteps, Rows]:
+def remote(config, steps_kwargs=None) -> tuple[Engine, LocalSteps, Rows]:
     trainer = Trainer(config)
     steps = LocalSteps(trainer, **(steps_kwargs or {}))
-    run = RemoteRun(trainer.agent, config, steps, overlap=False, stop_requested=steps.stop, warn=lambda text: None)
+    run = remote_engine(trainer.agent, config, steps, overlap=False, stop_requested=steps.stop, warn=lambda text: None)
     rows = Rows()
     run.start([rows])
     return run, steps, rows
@@ -131,7 +129,7 @@ def test_overlapping_learning_with_the_next_rollouts_logs_every_iteration_in_ord
     config = tiny_config(total_agent_steps=900)
     trainer = Trainer(config)
     steps = LocalSteps(trainer)
-    run = RemoteRun(trainer.agent, config, steps, overlap=True, stop_requested=steps.stop, warn=lambda text: None)
+    run = remote_engine(trainer.agent, config, steps, overlap=True, stop_requested=steps.stop, warn=lambda text: None)
     rows = Rows()
     run.start([rows])
     run.run()

@@ -11,7 +11,7 @@ from tiny_configs import tiny_config
 
 from adr_core.discriminator import DiscriminatorRewarder
 from adr_core.training.config import TrainConfig
-from adr_core.training.hooks import METRIC_COLUMNS
+from adr_core.training.run_hooks import METRIC_COLUMNS
 from adr_core.training.trainer import Trainer
 
 

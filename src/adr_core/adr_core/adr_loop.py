@@ -10,7 +10,7 @@
 Each batch is one iteration of Algorithm 1: the sampler proposes ``n`` settings (ADR: one per particle); the
 learner's episodes are handed out the settings slot by slot (``next_setting``), and the finished episodes come
 back (``observe``); once every slot has one, ``update`` runs the iteration through the engine every runner uses
-(``training.driver.Engine``, with no agent: the learner learns outside it) with the learner-driven executor
+(``engine.loop.Engine``, with no agent: the learner learns outside it) with the learner-driven executor
 (``LearnerDrivenSteps``): its rollouts are the learner's episodes plus one reference episode per slot with the policy
 ``update`` is given; the discriminator scores the randomized episodes before training on them, and the particles
 take their step (``adr_core.iteration``'s steps). Episodes that start while a batch waits for its update (vectorized
@@ -32,12 +32,12 @@ import numpy as np
 
 from .base.seeding import component_seed
 from .discriminator import DiscriminatorRewarder
-from .iteration import Feedback, Proposals, propose, sampler_rewards, score_then_train, update_sampler
+from .engine.loop import Engine
+from .iteration import Feedback, Proposals, Rollouts, propose, sampler_rewards, score_then_train, update_sampler
 from .randomization import RandomizationSpace
 from .rollout import Policy, Trajectory, rollout
 from .samplers import feedback_path
 from .training.config import TrainConfig
-from .training.driver import Engine
 
 LOOP_FORMAT = 1
 NO_UPDATE_WARNING = 3  # batches' worth of episodes on a complete batch before warning that update() is never called
@@ -268,7 +268,7 @@ class ADRLoop:
 
 
 class LearnerDrivenSteps:
-    """The engine's steps (``training.driver.Steps``) when the learner drives: the iteration's settings are the batch
+    """The engine's steps (``engine.steps.Steps``) when the learner drives: the iteration's settings are the batch
     the loop handed out, its randomized rollouts the learner's own episodes of that batch, its reference rollouts one
     per slot with the learner's policy (ADR), its feedback the discriminator's rewards (boundary ADR: the episodes'
     task scores) and the sampler's step. Nothing to publish: the learner holds its own weights."""
@@ -286,27 +286,25 @@ class LearnerDrivenSteps:
         assert self.loop._batch is not None
         return self.loop._batch
 
-    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
+    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> Rollouts:
         loop = self.loop
         randomized = [loop._episodes[slot] for slot in range(loop.slots)]
         reference = []
         if loop.learns:
             assert self.policy is not None
             reference = [loop._reference_episode(self.policy, slot, self.noise, k) for slot in range(loop.slots)]
-        return randomized, reference
+        return Rollouts(randomized, reference)
 
     def publish_weights(self) -> None:
         """Nothing to send: the learner holds its weights."""
 
-    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
+    def feedback(self, k: int, rollouts: Rollouts) -> Feedback:
         loop = self.loop
         rewards: np.ndarray | None = None
         discriminator_metrics: dict[str, float] = {}
         if loop.learns:
             assert loop.discriminator is not None
-            rewards, discriminator_metrics = score_then_train(loop.discriminator, randomized, reference)
-        rewards = sampler_rewards(loop.sampler, randomized, rewards)
+            rewards, discriminator_metrics = score_then_train(loop.discriminator, rollouts.randomized,
+                                                              rollouts.reference)
+        rewards = sampler_rewards(loop.sampler, rollouts.randomized, rewards)
         return Feedback(rewards, update_sampler(loop.sampler, rewards), discriminator_metrics)
-
-    def timings(self, k: int) -> dict[str, float]:
-        return {}

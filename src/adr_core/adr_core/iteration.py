@@ -1,7 +1,7 @@
 """Algorithm 1 of the paper (Active Domain Randomization): one iteration, written once, as per-role steps.
 
-Every runner calls these steps, and one loop orders them (``adr_core.training.driver.Engine``). In this process
-(the ``Trainer``, and the ``Probe``: a frozen policy, no agent) ``training/local_steps.py`` calls them; the ROS nodes
+Every runner calls these steps, and one loop orders them (``adr_core.engine.loop.Engine``). In this process
+(the ``Trainer``, and the ``Probe``: a frozen policy, no agent) ``engine/local_steps.py`` calls them; the ROS nodes
 each call their role's step (sampler node: ``propose`` and ``update_sampler``; simulator node: ``roll_out_episode``,
 once per kind; discriminator node: ``score_then_train``; trainer node: ``update_agent``)::
 
@@ -34,6 +34,8 @@ from .rollout import Kind, Policy, Trajectory, rollout
 from .samplers import Sampler, feedback_path
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from .envs.randomized import RandomizedEnvMixin
 
 
@@ -154,15 +156,29 @@ def own_columns(metrics: dict[str, float], columns: tuple[str, ...]) -> dict[str
     return {k: float(v) for k, v in metrics.items() if k in columns and math.isfinite(v)}
 
 
+@dataclass(frozen=True)
+class Rollouts:
+    """An iteration's episodes as an executor's ``roll_out`` returns them; the engine hands them to its ``feedback``
+    unchanged, so nothing of the iteration waits in the executor between the two calls."""
+
+    randomized: list[Trajectory]  # one per slot, in slot order
+    reference: list[Trajectory] = field(default_factory=list)  # ADR's reference episodes; else none
+    # work on them begun at roll-out that the feedback collects: in this process, the discriminator's scoring
+    # (``score_then_train``, timed) in a second thread while the agent updates
+    scoring: Future[Any] | None = None
+
+
 @dataclass
 class Feedback:
     """What the sampler's side sends back about an iteration: the particles' rewards (ADR: the discriminator's;
     boundary ADR: the task scores), the sampler's update statistics and the discriminator's; in the node graph a
-    ``None`` field never came (in time)."""
+    ``None`` field never came (in time). ``timings``: the executor's own timing columns of the iteration (in this
+    process the discriminator's and the sampler's seconds, in the graph the transport time)."""
 
     rewards: np.ndarray | None
     sampler_metrics: dict[str, float] | None
     discriminator_metrics: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

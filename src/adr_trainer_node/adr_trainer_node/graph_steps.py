@@ -1,22 +1,23 @@
-"""The steps of Algorithm 1 over the node graph: ``adr_core.training.driver.Steps`` in ROS 2.
+"""The steps of Algorithm 1 over the node graph: ``adr_core.engine.steps.Steps`` in ROS 2.
 
     propose(k)      ProposeParameters service of the sampler (asked again while it waits for the rewards of k-1)
     roll_out(k)     RollOut goals on the simulator instances (dispatcher.py), trajectories taken from the topic
                     (inbox.py: each one checked before it counts); AcceptedTrajectories names what counts
     publish_weights PolicyWeights (latched)
-    feedback(k, ..) ParticleRewards of the discriminator (boundary ADR: the task scores this node sends) and the
-                    sampler's SamplerState of k, each checked before it is kept
+    feedback(k, ..) ParticleRewards of the discriminator (boundary ADR: the task scores of the rollouts, which this
+                    node sends) and the sampler's SamplerState of k, each checked before it is kept
     save_components the sampler's and discriminator's SaveCheckpoint services
 
 Every wait checks the stop request and raises ``StopRequested`` (Ctrl-C ends a wait at once, not while a checkpoint
-is being written). The run's loop and learning step are ``adr_core.training.driver.Engine`` (as ``remote.RemoteRun``);
-the node (node.py) wires the two together.
+is being written). The run's loop and learning step are ``adr_core.engine.loop.Engine`` (as
+``adr_core.engine.remote.remote_engine`` sets it up); the node (node.py) wires the two together.
 """
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -28,12 +29,19 @@ from rclpy.node import Node
 from adr_core import plausibility
 from adr_core.agents import OffPolicyAgent
 from adr_core.base.checkpoint import CheckpointError
-from adr_core.iteration import DISCRIMINATOR_COLUMNS, Feedback, Proposals, outcome_scores, sampler_columns
+from adr_core.engine.steps import StopRequested
+from adr_core.iteration import (
+    DISCRIMINATOR_COLUMNS,
+    Feedback,
+    Proposals,
+    Rollouts,
+    outcome_scores,
+    sampler_columns,
+)
 from adr_core.randomization import RandomizationSpace
 from adr_core.rollout import KIND_CODES, Trajectory, trajectory_digest
 from adr_core.run_spec import RunSpec
 from adr_core.training.config import TrainConfig
-from adr_core.training.driver import StopRequested
 from adr_interfaces.msg import AcceptedTrajectories, ParameterSet, ParticleRewards, PolicyWeights, SamplerState
 from adr_interfaces.msg import Trajectory as TrajectoryMsg
 from adr_interfaces.srv import ProposeParameters, SaveCheckpoint
@@ -49,6 +57,14 @@ from adr_trainer_node.dispatcher import RolloutDispatcher
 from adr_trainer_node.inbox import Expected, TrajectoryInbox
 
 PROPOSE_ATTEMPT_S = 5.0  # a propose call without an answer after this long is asked again (answers can be lost)
+
+
+@dataclass(frozen=True)
+class SignedProposals(Proposals):
+    """The sampler's proposals with the messages it signed, which ``roll_out`` dispatches as they came (each
+    simulator instance checks the sampler's signature)."""
+
+    messages: tuple[ParameterSet, ...]
 
 
 class GraphSteps:
@@ -82,7 +98,6 @@ class GraphSteps:
         self.rewards: dict[int, np.ndarray] = {}
         self.discriminator_metrics: dict[int, dict[str, float]] = {}
         self.sampler_metrics: dict[int, dict[str, float]] = {}
-        self.proposal_messages: dict[int, list[ParameterSet]] = {}
         self.weights_pub = node.create_publisher(PolicyWeights, topics.POLICY_WEIGHTS, qos.LATCHED)
         self.accepted_pub = node.create_publisher(AcceptedTrajectories, topics.ACCEPTED_TRAJECTORIES,
                                                   qos.RELIABLE_HISTORY)
@@ -223,9 +238,9 @@ class GraphSteps:
                     raise RuntimeError(f"the sampler proposed iteration {messages[0].iteration} with "
                                        f"{len(messages)} settings; the trainer expects iteration {k} with {self.slots}"
                                        f" (restart the sampler with resume:=true, or start a fresh run)")
-                self.proposal_messages = {k: messages}  # roll_out(k) dispatches these
-                return Proposals(np.stack([from_field(p.normalized, np.float64) for p in messages]),
-                                 np.stack([from_field(p.values, np.float64) for p in messages]))
+                return SignedProposals(np.stack([from_field(p.normalized, np.float64) for p in messages]),
+                                       np.stack([from_field(p.values, np.float64) for p in messages]),
+                                       tuple(messages))  # roll_out(k) dispatches these
             if response is not None:
                 reason = response.message  # the sampler's last word, e.g. which rewards it still waits for
             if time.monotonic() > deadline:
@@ -233,15 +248,16 @@ class GraphSteps:
                                    f"{reason}")
             time.sleep(0.01)
 
-    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
-        """Roll out every slot of iteration k; returns the randomized trajectories in slot order and, for ADR, the
-        reference ones."""
+    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> Rollouts:
+        """Roll out every slot of iteration k (``proposals``: what ``propose`` returned); returns the randomized
+        trajectories in slot order and, for ADR, the reference ones."""
         def slots_done() -> set[int]:
             return set(range(self.slots)) - set(self.inbox.missing(k, self.slots))
 
+        assert isinstance(proposals, SignedProposals), "roll_out takes what this executor's propose returned"
         self.inbox.expect(Expected(k, proposals.physical, np.asarray(self.space.reference(), np.float64),
                                    min_version))
-        self.dispatcher.start(self.proposal_messages.pop(k), with_reference=self.learns_from_rewards,
+        self.dispatcher.start(list(proposals.messages), with_reference=self.learns_from_rewards,
                               min_policy_version=min_version,
                               newest_policy_version=lambda: self.inbox.published_version, slots_done=slots_done)
         while not self.dispatcher.finished.wait(0.05):
@@ -254,7 +270,7 @@ class GraphSteps:
             randomized = self.inbox.take(k, self.slots)
             if self.learns_from_outcomes:
                 self.publish_outcomes(k, randomized)
-            return randomized, []
+            return Rollouts(randomized)
         # ADR: each goal published its reference trajectory before it succeeded; wait for their delivery (metrics)
         deadline = time.monotonic() + 10.0
         while self.inbox.missing(k, self.slots, "reference") and time.monotonic() < deadline:
@@ -265,17 +281,16 @@ class GraphSteps:
             self.node.get_logger().warning(f"iteration {k}: reference trajectories missing from metrics.csv{learns}")
             randomized = self.inbox.take(k, self.slots)
             self.publish_acceptance(k, randomized)  # the discriminator fills the reference slots from its own
-            return randomized, []
+            return Rollouts(randomized)
         taken = self.inbox.take_kinds(k, self.slots, ("randomized", "reference"))
         self.publish_acceptance(k, [*taken["randomized"], *taken["reference"]])
-        return taken["randomized"], taken["reference"]
+        return Rollouts(taken["randomized"], taken["reference"])
 
     def publish_outcomes(self, k: int, randomized: list[Trajectory]) -> None:
         """Boundary ADR: each slot's task score (``outcome_scores``: solved 1, else 0) to the sampler, on the topic the
-        discriminator's rewards use for ADR; kept here too, as the iteration's ``rewards``."""
+        discriminator's rewards use for ADR (``feedback`` takes the same scores of the same rollouts)."""
         assert self.outcomes_pub is not None
         scores = outcome_scores(randomized)
-        self.rewards[k] = scores
         msg = ParticleRewards(run_id=self.run_id, iteration=k)
         msg.header.stamp = self.node.get_clock().now().to_msg()
         msg.slots = to_field(np.arange(self.slots), np.uint32)
@@ -298,13 +313,13 @@ class GraphSteps:
         self.inbox.note_published(self.agent.policy_version)
         self.weights_pub.publish(self.signing.sign(msg))
 
-    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
-        """What came back on the graph's topics about iteration k (its task scores left in roll_out)."""
-        return Feedback(self.rewards_of(k), self.sampler_metrics_of(k), self.discriminator_metrics.pop(k, {}))
-
-    def timings(self, k: int) -> dict[str, float]:
-        """The graph's own timing column: the iteration's summed publish -> receive time of its trajectories."""
-        return {"time_transport_s": self.inbox.transport_seconds(k)}
+    def feedback(self, k: int, rollouts: Rollouts) -> Feedback:
+        """What came back on the graph's topics about iteration k (boundary ADR: the task scores of its rollouts,
+        which roll_out sent), and the graph's own timing column: the iteration's summed publish -> receive time of
+        its trajectories."""
+        rewards = outcome_scores(rollouts.randomized) if self.learns_from_outcomes else self.rewards_of(k)
+        return Feedback(rewards, self.sampler_metrics_of(k), self.discriminator_metrics.pop(k, {}),
+                        {"time_transport_s": self.inbox.transport_seconds(k)})
 
     def rewards_of(self, k: int) -> np.ndarray | None:
         if not self.sampler_learns:

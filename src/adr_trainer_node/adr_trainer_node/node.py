@@ -1,8 +1,8 @@
 """Trainer node: the agent learner of the graph, an adapter between ROS and the core's run loop.
 
 Parameters and the run's config become an agent, the graph's steps (graph_steps.py: services, actions and topics)
-and a ``RemoteRun`` (adr_core.training.remote: Algorithm 1's loop and learning step when other processes do the
-rollouts, the rewards and the sampler update). The driver's hooks do the bookkeeping after each iteration as in
+and an engine (adr_core.engine.remote.remote_engine: Algorithm 1's loop and learning step when other processes do the
+rollouts, the rewards and the sampler update). The engine's hooks do the bookkeeping after each iteration as in
 ``adr-train`` (early stop, metrics.csv, periodic evaluation); this node adds two of its own: progress (topics, log,
 diagnostics) and the graph's checkpoint (every node's state of iteration k, then the manifest). One iteration k
 (docs/node_graph.md)::
@@ -31,13 +31,15 @@ from adr_core.agents import make_agent
 from adr_core.base.checkpoint import CheckpointError, CheckpointSchedule
 from adr_core.base.devices import DeviceError, resolve_device
 from adr_core.base.seeding import component_seed
+from adr_core.engine.hooks import Hook
+from adr_core.engine.loop import Engine
+from adr_core.engine.remote import remote_engine
+from adr_core.engine.steps import StopRequested
 from adr_core.iteration import IterationResult
 from adr_core.probe.policies import load_frozen_policy
 from adr_core.run_dir import prepare_run_dir, run_identity
 from adr_core.training.config import ConfigError
-from adr_core.training.driver import Engine, Hook, StopRequested
-from adr_core.training.hooks import standard_hooks
-from adr_core.training.remote import RemoteRun
+from adr_core.training.run_hooks import standard_hooks
 from adr_ros.checkpoints import checkpoint_dir, write_manifest
 from adr_ros.diagnostics import NodeDiagnostics
 from adr_ros.lifecycle import init_without_signal_handlers, stop_on_signals
@@ -110,9 +112,9 @@ class TrainerNode(Node):
                                 diagnostics=self.diagnostics, signing=self.signing,
                                 first_iteration=iteration,
                                 position=lambda: (self.run.iteration, self.run.last_completed))
-        self.run: Engine = RemoteRun(self.agent, cfg, self.steps, overlap=self.mode == "async",
-                             stop_requested=self.stop_requested, iteration=iteration, wall_time=wall_time,
-                             warn=self.get_logger().warning)
+        self.run: Engine = remote_engine(self.agent, cfg, self.steps, overlap=self.mode == "async",
+                                         stop_requested=self.stop_requested, iteration=iteration,
+                                         wall_time=wall_time, warn=self.get_logger().warning)
         self.metrics = MetricPublisher(self, METRICS, self.signing)
         self._learning_since: tuple[float, int] | None = None  # (training s, agent steps) at the first update seen
         self.last_checkpoint: int | None = self.run.last_completed

@@ -1,23 +1,22 @@
-"""The trainer node's ``mode:=probe``: adr-probe as a node graph.
+"""The trainer node's ``mode:=probe``: adr-probe as a node graph, run by the core's ``Probe``.
 
 The sampler and discriminator nodes run as in training; the simulator instances roll out the frozen policy (their
-``frozen_policy`` parameter); this loop asks for proposals, dispatches the rollouts, takes the discriminator's
-rewards and records every iteration with ``adr_core.probe.ProbeRecorder``, the writer of the in-process probe. No
-agent update, no weights published (a checkpoint's actor is published once, as version 0, for any instance that
-would rather take it from the topic). Files in ``run_dir``: the probe's (adr_core/probe/record.py).
+``frozen_policy`` parameter). ``adr_core.probe.Probe`` measures the failure map, runs the iterations and records
+them, as in adr-probe; its engine here has the graph's steps (graph_steps.py) on the real clock, with no agent: no
+update, no weights published (a checkpoint's actor is published once, as version 0, for any instance that would
+rather take it from the topic). This module only schedules it on the graph and logs. Files in ``run_dir``: the
+probe's (adr_core/probe/record.py).
 """
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from adr_core.probe import FrozenPolicy, ProbeRecorder, measure_failure_map, probe_options
-from adr_core.probe.probe import ProbeResult, ShareHook
-from adr_core.training.driver import Engine
+from adr_core.engine.loop import Engine
+from adr_core.probe import FrozenPolicy, Probe, Sweep
 from adr_ros import policy_weights
 from adr_trainer_node.graph_steps import GraphSteps
 
@@ -37,20 +36,12 @@ class ProbeHost(Protocol):
     def get_logger(self) -> Any: ...
 
 
-SWEEP_POINTS, SWEEP_EPISODES, SWEEP_SEEDS = 13, 5, (0, 1)  # adr-probe's defaults
-
-
 def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[str, Any]:
-    config, log = node.config, node.get_logger()
-    options = probe_options(frozen, 0.0, SWEEP_POINTS, SWEEP_EPISODES, SWEEP_SEEDS)
-    recorder = ProbeRecorder(node.run_dir, node.space, config, options)
-    started = time.perf_counter()
-    failure_map, region = measure_failure_map(frozen, config, SWEEP_POINTS, SWEEP_EPISODES, SWEEP_SEEDS,
-                                              workers=1)
-    recorder.write_failure_map(failure_map, region)
-    log.info(f"failure map ({time.perf_counter() - started:.0f} s): the policy fails at "
-             f"{region.describe(node.space)} (uniform share {region.uniform_share:.2f})")
-    steps = node.steps
+    config, log, steps = node.config, node.get_logger(), node.steps
+    # the engine with no agent, as the in-process probe runs it (no updates, nothing published), over the graph
+    node.run = Engine(None, config, steps, stop_requested=node.stop_requested, real_clock=True, warn=log.warning)
+    probe = Probe(config, frozen, node.space, node.run, node.run_dir, sweep=Sweep(workers=1))
+    probe.measure_failures(log.info)
     steps.wait_for_graph()
     if frozen.weights is not None:
         import torch
@@ -59,16 +50,9 @@ def run_probe(node: ProbeHost, frozen: FrozenPolicy, iterations: int) -> dict[st
         steps.weights_pub.publish(policy_weights.to_msg(weights, version=0, algorithm="frozen",
                                                        obs_dim=node.agent.obs_dim, act_dim=node.agent.act_dim,
                                                        run_id=node.run_id))
-    started = time.perf_counter()
-    shares = ShareHook(recorder, ProbeResult(region), iterations, lambda text: log.info(f"probe {text}"))
-    # the engine with no agent, as the in-process probe runs it: no updates, nothing published
-    node.run = Engine(None, config, steps, stop_requested=node.stop_requested, real_clock=True,
-                      warn=log.warning)
-    node.run.start([shares])  # the in-process probe's bookkeeping: record, log every 10
-    node.run.run(max_iterations=iterations)
+    focus = probe.run(iterations, lambda text: log.info(f"probe {text}")).focus
     if node.run.failure is not None:
         log.error(f"probe stopped: {node.run.failure}")
-    focus = recorder.finish(time.perf_counter() - started, config.seed)
     log.info(f"probe done: share in the failure region / uniform = {focus['ratio_second_half']:.2f} (second half), "
              f"{focus['ratio_last_quarter']:.2f} (last quarter); files in {node.run_dir}")
     return focus

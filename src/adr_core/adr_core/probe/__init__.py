@@ -10,8 +10,8 @@ graph's ``mode:=probe`` uses too. Frozen policies: a run's checkpoint or any
 from .failure import FailureRegion, failure_region
 from .focus import FOCUS_RATIO, focus_statistics
 from .policies import FrozenPolicy, PolicyLoadError, load_frozen_policy
-from .probe import Probe, ProbeResult, measure_failure_map, probe_options
+from .probe import Probe, ProbeResult, Sweep, measure_failure_map, probe_options
 from .record import ProbeRecorder
 
 __all__ = ["FOCUS_RATIO", "FailureRegion", "FrozenPolicy", "PolicyLoadError", "Probe", "ProbeRecorder", "ProbeResult",
-           "failure_region", "focus_statistics", "load_frozen_policy", "measure_failure_map", "probe_options"]
+           "Sweep", "failure_region", "focus_statistics", "load_frozen_policy", "measure_failure_map", "probe_options"]

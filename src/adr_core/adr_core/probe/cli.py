@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from ..training.cli import config_from_args
 from ..training.config import ConfigError, TrainConfig
 from ..training.experiments import resolve_experiment
 from .policies import PolicyLoadError, load_frozen_policy
-from .probe import FOCUS_RATIO, Probe
+from .probe import FOCUS_RATIO, Probe, Sweep
 
 DESCRIPTION = f"""\
 Algorithm 1 (ADR) without agent updates around a frozen policy: the SVPG particles propose settings, the policy rolls
@@ -82,16 +81,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = _config(args)
         space = space_of(config.env_id, config.space)
         policy = load_frozen_policy(args.policy, config.env_id, space)
-        probe = Probe(config, policy, out, exploration_noise=args.exploration_noise, sweep_points=args.sweep_points,
-                      sweep_episodes=args.sweep_episodes, sweep_seeds=tuple(args.sweep_seeds), workers=args.workers)
+        probe = Probe.in_process(config, policy, out, exploration_noise=args.exploration_noise,
+                                 sweep=Sweep(args.sweep_points, args.sweep_episodes, tuple(args.sweep_seeds),
+                                             args.workers))
     except (ConfigError, CheckpointError, RandomizationError, PolicyLoadError, ValueError) as error:
         print(f"adr-probe: error: {error}", file=sys.stderr)
         return 2
-    started = time.perf_counter()
     log: Callable[[str], None] = lambda line: print(line, flush=True)  # noqa: E731
-    region = probe.measure_failures()
-    log(f"failure map ({time.perf_counter() - started:.0f} s): the policy fails at {region.describe(probe.space)} "
-        f"(uniform share {region.uniform_share:.2f})")
+    region = probe.measure_failures(log)
     if region.empty:
         log("adr-probe: warning: the policy fails nowhere on the sweep, so the focus ratio is undefined")
     result = probe.run(args.iterations, log)

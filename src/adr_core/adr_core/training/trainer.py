@@ -1,12 +1,13 @@
 """The in-process runner of Algorithm 1 (Active Domain Randomization): builds the pieces, logs, checkpoints.
 
-The loop is the engine every runner goes through (``driver.Engine``) with the steps carried out in this process
-(``local_steps.LocalSteps``); the policy of iteration k is the agent's actor at the end of k-1. The run stops at the
-first iteration boundary at which the agent has taken ``total_agent_steps`` steps; the last iteration stores only
-what the budget has left (``update_agent``), so it ends at the budget exactly.
+The loop is the engine every runner holds (``adr_core.engine.loop.Engine``) with the steps carried out in this
+process (``adr_core.engine.local_steps.LocalSteps``); the policy of iteration k is the agent's actor at the end of
+k-1. The run stops at the first iteration boundary at which the agent has taken ``total_agent_steps`` steps; the last
+iteration stores only what the budget has left (``update_agent``), so it ends at the budget exactly.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,20 +26,21 @@ from ..base.checkpoint import (
 )
 from ..base.devices import DeviceError, configure_torch, resolve_device
 from ..base.seeding import component_seed
+from ..engine.hooks import CheckpointHook, Hook, ProgressHook
+from ..engine.local_steps import LocalSteps
+from ..engine.loop import Engine
 from ..iteration import Components, IterationResult, RolloutSettings
 from ..samplers import Sampler
 from .components import build_run_parts
 from .config import ConfigError, TrainConfig
-from .driver import Engine, Hook
-from .hooks import CheckpointHook, ProgressHook, standard_hooks
-from .local_steps import LocalSteps
+from .run_hooks import standard_hooks
 
 CONFIG_FILE, CHECKPOINT_DIR, LATEST = run_dir.CONFIG_FILE, run_dir.CHECKPOINTS, run_dir.IN_PROCESS_LATEST
 
-class Trainer(Engine):
-    """Builds the pieces from a ``TrainConfig`` and runs Algorithm 1 in this process (the engine with
-    ``LocalSteps``). ``out_dir=None``: no files, no logs. ``stop_requested.set()`` (e.g. from a Ctrl-C handler) ends
-    ``run`` at the next iteration boundary."""
+class Trainer:
+    """Builds the pieces from a ``TrainConfig`` and runs Algorithm 1 in this process: it holds the engine
+    (``engine``) with ``LocalSteps``, and saves and loads the run's checkpoints. ``out_dir=None``: no files, no logs.
+    ``stop_requested.set()`` (e.g. from a Ctrl-C handler) ends ``run`` at the next iteration boundary."""
 
     def __init__(self, config: TrainConfig, out_dir: str | Path | None = None, *, resume: bool = False,
                  bootstrap_from: str | Path | None = None) -> None:
@@ -63,7 +65,7 @@ class Trainer(Engine):
                                                 component_seed(config.seed, "agent"), self.device, config.goal_layout)
         self._learner_pool = (ThreadPoolExecutor(1, thread_name_prefix="adr-discriminator")
                               if config.concurrent_learning else None)
-        super().__init__(self.agent, config, LocalSteps(self.components(), self._current_policy))
+        self.engine = Engine(self.agent, config, LocalSteps(self.components(), self._current_policy))
         self.schedule = CheckpointSchedule(config.checkpoint_every, config.checkpoint_every_s)
 
         if resume:
@@ -82,13 +84,43 @@ class Trainer(Engine):
 
     def run_iteration(self) -> IterationResult:
         """One iteration (``Engine.run_one``) outside ``run``: no files, no checkpoints; its result."""
-        result = self.run_one()
+        result = self.engine.run_one()
         assert result is not None  # in this process the feedback always comes
         return result
 
     def _current_policy(self) -> tuple[ActorPolicy, int]:
         """The rollouts' policy: the agent's actor now, and its version."""
         return ActorPolicy.from_state_dict(self.agent.actor_state_dict()), self.agent.policy_version
+
+    # ------------------------------------------------------------------ the engine's state
+    @property
+    def iteration(self) -> int:
+        """Iterations completed."""
+        return self.engine.iteration
+
+    @property
+    def wall_time(self) -> float:
+        """Training seconds so far."""
+        return self.engine.wall_time
+
+    @property
+    def agent_steps(self) -> int:
+        return self.engine.agent_steps
+
+    @property
+    def solved(self) -> bool:
+        """The early-stop rule was met."""
+        return self.engine.solved
+
+    @property
+    def done(self) -> bool:
+        """The early stop was met, or the agent has taken its budget of steps."""
+        return self.engine.done
+
+    @property
+    def stop_requested(self) -> threading.Event:
+        """Set it (e.g. from a Ctrl-C handler) to end ``run`` at the next iteration boundary."""
+        return self.engine.stop_requested
 
     # ------------------------------------------------------------------ the loop
     @property
@@ -98,8 +130,8 @@ class Trainer(Engine):
         return self.out_dir / CHECKPOINT_DIR
 
     def run_hooks(self) -> list[Hook]:
-        """The bookkeeping of ``run`` (driver.py): the standard hooks (early stop, files, learning curve) with this
-        run's checkpoints after its files, then a progress bar."""
+        """The bookkeeping of ``run`` (the engine's hooks): the standard hooks (early stop, files, learning curve)
+        with this run's checkpoints after its files, then a progress bar."""
         cfg = self.config
         checkpoints = ([] if self.out_dir is None else
                        [CheckpointHook(lambda name: self._save_named(name), self.schedule, LATEST,
@@ -113,8 +145,8 @@ class Trainer(Engine):
         """Iterate until the budget, the early stop, ``stop_requested`` or ``max_iterations`` more iterations;
         returns the metric rows. ``hooks``: the run's bookkeeping (default ``run_hooks()``: files, checkpoints,
         progress; e.g. a search passes its own early stop and curve, and writes no files)."""
-        self.start(self.run_hooks() if hooks is None else hooks)
-        return super().run(max_iterations)
+        self.engine.start(self.run_hooks() if hooks is None else hooks)
+        return self.engine.run(max_iterations)
 
     def _save_named(self, name: str) -> None:
         self.save_checkpoint(self.checkpoint_dir / name)
@@ -140,7 +172,7 @@ class Trainer(Engine):
         except (KeyError, ValueError, RuntimeError) as exc:
             raise CheckpointError(f"{path} does not fit this run: {exc}") from None
         set_global_rng_state(payload["rng"])
-        self.iteration, self.wall_time = int(payload["iteration"]), float(payload["wall_time"])
+        self.engine.iteration, self.engine.wall_time = int(payload["iteration"]), float(payload["wall_time"])
 
     def bootstrap(self, path: str | Path) -> None:
         """Paper appendix 'Bootstrapping Training of New Agents': reuse a run's sampler and discriminator."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -20,13 +19,14 @@ from ..iteration import (
     Components,
     Feedback,
     Proposals,
+    Rollouts,
     propose,
     roll_out,
     sampler_rewards,
     score_then_train,
     update_sampler,
 )
-from ..rollout import Policy, Trajectory
+from ..rollout import Policy
 from ..samplers import feedback_path
 
 
@@ -37,8 +37,6 @@ class LocalSteps:
     def __init__(self, parts: Components, policy: Callable[[], tuple[Policy, int]]) -> None:
         self.parts, self.policy = parts, policy
         self.path = feedback_path(parts.sampler)
-        self._scoring: Future[tuple[Any, float]] | None = None  # the discriminator's work, begun by roll_out
-        self._timings: dict[int, dict[str, float]] = {}
 
     @property
     def sampler_learns(self) -> bool:
@@ -47,7 +45,7 @@ class LocalSteps:
     def propose(self, k: int) -> Proposals:
         return propose(self.parts.sampler, self.parts.space)
 
-    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
+    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> Rollouts:
         parts = self.parts
         policy, version = self.policy()
         randomized, reference = [], []
@@ -57,34 +55,29 @@ class LocalSteps:
             randomized.append(rand)
             if ref is not None:
                 reference.append(ref)
+        scoring = None
         if self.path == "discriminator" and parts.learner_pool is not None and parts.agent is not None:
             # scored while the agent updates
-            self._scoring = parts.learner_pool.submit(_timed, score_then_train, parts.discriminator, randomized,
-                                                      reference)
-        return randomized, reference
+            scoring = parts.learner_pool.submit(_timed, score_then_train, parts.discriminator, randomized, reference)
+        return Rollouts(randomized, reference, scoring)
 
     def publish_weights(self) -> None:
         """Nothing to send: the next ``roll_out`` reads the policy."""
 
-    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
+    def feedback(self, k: int, rollouts: Rollouts) -> Feedback:
         rewards: np.ndarray | None = None
         discriminator_metrics: dict[str, float] = {}
         time_discriminator = 0.0
-        if self._scoring is not None:
-            scoring, self._scoring = self._scoring, None
-            (rewards, discriminator_metrics), time_discriminator = scoring.result()
+        if rollouts.scoring is not None:
+            (rewards, discriminator_metrics), time_discriminator = rollouts.scoring.result()
         elif self.path == "discriminator":
             (rewards, discriminator_metrics), time_discriminator = _timed(score_then_train, self.parts.discriminator,
-                                                                          randomized, reference)
+                                                                          rollouts.randomized, rollouts.reference)
         started = time.perf_counter()
-        rewards = sampler_rewards(self.parts.sampler, randomized, rewards)
+        rewards = sampler_rewards(self.parts.sampler, rollouts.randomized, rewards)
         sampler_metrics = update_sampler(self.parts.sampler, rewards)
-        self._timings[k] = {"time_discriminator_s": time_discriminator,
-                            "time_sampler_s": time.perf_counter() - started}
-        return Feedback(rewards, sampler_metrics, discriminator_metrics)
-
-    def timings(self, k: int) -> dict[str, float]:
-        return self._timings.pop(k, {})
+        return Feedback(rewards, sampler_metrics, discriminator_metrics,
+                        {"time_discriminator_s": time_discriminator, "time_sampler_s": time.perf_counter() - started})
 
 
 def _timed(step: Callable[..., Any], *args: Any) -> tuple[Any, float]:

@@ -1,17 +1,17 @@
 """Algorithm 1's loop, written once: every way of running it goes through ``Engine.run``.
 
-Who carries out the steps of an iteration differs, the loop does not. An executor supplies them (``Steps``): this
-process (``training/local_steps.py``: the in-process trainer and probe), the ROS 2 node graph (the trainer node's
+Who carries out the steps of an iteration differs, the loop does not. An executor supplies them (``Steps``,
+steps.py): this process (``local_steps.py``: the in-process trainer and probe), the ROS 2 node graph (the trainer node's
 ``GraphSteps``: sync and async, training and probe), or a learner that drives (``adr_loop.LearnerDrivenSteps``: the
 user's learner owns the outer loop and learns outside the engine; each ``ADRLoop.update`` is one ``run_one`` with no
 agent, whose rollouts are the learner's episodes). The engine runs::
 
-    k:  proposals = steps.propose(k)                     # the sampler's settings of iteration k
-        randomized, reference = steps.roll_out(k, proposals, min_version)
-        learn(k): the agent stores and updates (iteration.update_agent; none when a frozen policy is probed),
-                  steps.publish_weights(), feedback = steps.feedback(k, randomized, reference)
+    k:  collect(k): proposals = steps.propose(k)         # the sampler's settings of iteration k
+                    rollouts = steps.roll_out(k, proposals, min_version)   # randomized and reference episodes
+        learn(k):   the agent stores and updates (iteration.update_agent; none when a frozen policy is probed),
+                    steps.publish_weights(), feedback = steps.feedback(k, rollouts)
                                                          # rewards, the sampler's update
-                  IterationResult.assemble(...) -> finish_iteration(hooks)
+                    IterationResult.assemble(...) -> finish_iteration(hooks)
 
 and ``finish_iteration`` does what every runner does after an iteration, through hooks in the spirit of
 stable-baselines3's callbacks::
@@ -20,119 +20,62 @@ stable-baselines3's callbacks::
     row = metrics row of the iteration (result.metrics() + the run's counters)
     for hook in hooks: hook.after_row(run, result, row)      # metrics.csv, checkpoints, the learning curve, progress
 
-``overlap=True`` (the graph's async mode): iteration k's update runs in a thread while k+1 is rolled out with the
-latest published weights. The run ends at its budget or early stop, on a stop request (a step raising
-``StopRequested``, or ``stop_requested`` set between iterations), after ``max_iterations`` more, or when an
-iteration cannot complete (``failure``). An iteration whose feedback never came did not complete: with
-``undo_points`` the agent goes back to its state after the previous iteration, so that a checkpoint ties it to the
-other processes' states of that iteration; a resumed run redoes it. The clock: ``real_clock`` (the graph: real time
-since the start, minus the periodic evaluations) or the sum of the iterations' times (in-process). The hooks are in
-hooks.py.
+``overlap=True`` (the graph's async mode): iteration k's ``learn`` runs in a thread while k+1 is collected with
+the latest published weights; both modes go through the same ``collect`` and ``learn``. The run ends at its budget
+or early stop, on a stop request (a step raising ``StopRequested``, or ``stop_requested`` set between iterations),
+after ``max_iterations`` more, or when an iteration cannot complete (``failure``). An iteration whose feedback never
+came did not complete: with ``undo_points`` the agent goes back to its state after the previous iteration, so that a
+checkpoint ties it to the other processes' states of that iteration; a resumed run redoes it. The clock:
+``real_clock`` (the graph: real time since the start, minus the periodic evaluations) or the sum of the iterations'
+times (in-process). The hooks are in hooks.py.
 """
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
-from ..iteration import Feedback, IterationResult, Proposals, update_agent
-from ..rollout import Trajectory
+from ..iteration import Feedback, IterationResult, Proposals, Rollouts, update_agent
+from .hooks import Hook, finish_iteration
+from .steps import Steps
 
 if TYPE_CHECKING:
     from ..agents import OffPolicyAgent
-    from .config import TrainConfig
+    from ..rollout import Trajectory
 
 
-class StopRequested(Exception):
-    """The run was asked to stop (Ctrl-C, or the launcher stopping the graph) between two steps."""
-
-
-class Steps(Protocol):
-    """The steps of one iteration, carried out by an executor (module docstring)."""
+class LoopConfig(Protocol):
+    """What the loop reads of a run's config (``TrainConfig`` has both)."""
 
     @property
-    def sampler_learns(self) -> bool:
-        """Whether the sampler learns after each iteration (``feedback_path`` not 'none': discriminator rewards or
-        task outcomes), so that its feedback is part of the iteration."""
-
-    def propose(self, k: int) -> Proposals:
-        """The sampler's settings for iteration k."""
-
-    def roll_out(self, k: int, proposals: Proposals, min_version: int) -> tuple[list[Trajectory], list[Trajectory]]:
-        """Every slot of iteration k rolled out with a policy of version >= ``min_version``: the randomized
-        trajectories in slot order, and the reference ones (ADR; else none)."""
-
-    def publish_weights(self) -> None:
-        """Send the agent's current actor to the rollout workers (nothing to do where they read it directly)."""
-
-    def feedback(self, k: int, randomized: list[Trajectory], reference: list[Trajectory]) -> Feedback:
-        """The rewards and update statistics of iteration k, whose rollouts ``roll_out`` returned (waiting for them
-        as the executor requires)."""
-
-    def timings(self, k: int) -> dict[str, float]:
-        """The executor's own timing columns of iteration k (e.g. the graph's transport time)."""
-
-
-class RunState(Protocol):
-    """What hooks read of (and tell) a run."""
-
-    iteration: int  # iterations completed
-    wall_time: float  # training seconds so far (wall_time_s)
-    solved: bool  # the early-stop rule was met
+    def total_agent_steps(self) -> int:
+        """The agent's budget: the run is done once it has taken that many steps."""
 
     @property
-    def agent_steps(self) -> int: ...
-
-    @property
-    def agent_updates(self) -> int: ...
-
-    def actor_state_dict(self) -> Mapping[str, torch.Tensor]: ...
-
-    def count_training_time(self, seconds: float) -> None:
-        """``seconds`` of work done for the run since its clock was last read (the early stop's check)."""
+    def learn_from_reference(self) -> bool:
+        """The agent also stores the reference rollouts."""
 
 
-class Hook:
-    """A callback of the engine; every method does nothing unless overridden."""
+@dataclass(frozen=True)
+class Collected:
+    """Iteration k proposed and rolled out (``Engine.collect``), on its way to ``Engine.learn``."""
 
-    def on_start(self, run: RunState) -> None:
-        """Before the first iteration of this process."""
-
-    def after_update(self, run: RunState, result: IterationResult) -> None:
-        """After the iteration's updates, before its metrics row (time spent here is training time)."""
-
-    def after_row(self, run: RunState, result: IterationResult, row: dict[str, Any]) -> None:
-        """After the iteration's metrics row was made."""
-
-    def on_end(self, run: RunState, completed: int, error: BaseException | None) -> None:
-        """When the loop ends; ``completed``: iterations this process finished; ``error``: what ended it, if an
-        exception did (the state may then be half-way through an iteration: nothing to save)."""
-
-
-def metrics_row(run: RunState, result: IterationResult) -> dict[str, Any]:
-    """The iteration's metrics.csv row: its own metrics and the run's counters."""
-    return {**result.metrics(), "agent_steps": run.agent_steps, "agent_updates": run.agent_updates,
-            "wall_time_s": run.wall_time}
-
-
-def finish_iteration(run: RunState, result: IterationResult, hooks: Sequence[Hook]) -> dict[str, Any]:
-    """The bookkeeping after one iteration (module docstring); returns its metrics row."""
-    for hook in hooks:
-        hook.after_update(run, result)
-    row = metrics_row(run, result)
-    for hook in hooks:
-        hook.after_row(run, result, row)
-    return row
+    k: int
+    proposals: Proposals
+    rollouts: Rollouts
+    started: float  # time.perf_counter() when the iteration began
+    rollout_s: float  # seconds of proposing and rolling out
 
 
 class Engine:
     """A run of Algorithm 1 (module docstring): the ``RunState`` the hooks read, and the loop. ``agent`` None: a
     frozen policy is probed (no updates, nothing published, never done by a budget)."""
 
-    def __init__(self, agent: OffPolicyAgent | None, config: TrainConfig, steps: Steps, *, overlap: bool = False,
+    def __init__(self, agent: OffPolicyAgent | None, config: LoopConfig, steps: Steps, *, overlap: bool = False,
                  stop_requested: threading.Event | None = None, iteration: int = 0, wall_time: float = 0.0,
                  real_clock: bool = False, undo_points: bool = False,
                  warn: Callable[[str], None] = print) -> None:
@@ -204,19 +147,12 @@ class Engine:
                 if not self.overlap or self.agent is None:
                     self.run_one()
                     continue
-                t0 = time.perf_counter()
-                k = self.iteration
-                proposals = self.steps.propose(k)
-                randomized, reference = self.steps.roll_out(k, proposals, 0)  # async: the latest weights
-                t_rollouts = time.perf_counter() - t0
-                self.iteration += 1
+                collected = self.collect(0)  # async: rolled out with the latest weights
                 if learning is not None:
                     learning.join()
-                stored = [*randomized, *reference] if self.config.learn_from_reference else randomized
                 # read before the block starts: it adds to transitions_seen while this thread goes on
-                steps_after = self.agent.transitions_seen + sum(t.length for t in stored)
-                learning = threading.Thread(target=self.learn, daemon=True,
-                                            args=(k, proposals, randomized, reference, t0, t_rollouts))
+                steps_after = self.agent.transitions_seen + sum(t.length for t in self._stored(collected))
+                learning = threading.Thread(target=self.learn, args=(collected,), daemon=True)
                 learning.start()
                 if steps_after >= self.config.total_agent_steps:
                     break
@@ -233,40 +169,53 @@ class Engine:
     def run_one(self) -> IterationResult | None:
         """One synchronous iteration k = ``iteration`` (Algorithm 1: rolled out with the newest policy), with no
         check of the budget or of a stop request; its result (None when its feedback never came)."""
+        collected = self.collect(0 if self.agent is None else self.agent.policy_version)
+        self.last_result = None
+        self.learn(collected)
+        return self.last_result
+
+    def collect(self, min_version: int) -> Collected:
+        """Iteration k = ``iteration``: the sampler's proposals, rolled out with a policy of version >=
+        ``min_version``; the iteration counter moves on to k+1."""
         t0 = time.perf_counter()
         k = self.iteration
         proposals = self.steps.propose(k)
-        min_version = 0 if self.agent is None else self.agent.policy_version
-        randomized, reference = self.steps.roll_out(k, proposals, min_version)
-        t_rollouts = time.perf_counter() - t0
+        rollouts = self.steps.roll_out(k, proposals, min_version)
+        collected = Collected(k, proposals, rollouts, t0, time.perf_counter() - t0)
         self.iteration += 1
-        self.last_result = None
-        self.learn(k, proposals, randomized, reference, t0, t_rollouts)
-        return self.last_result
+        return collected
 
-    def learn(self, k: int, proposals: Proposals, randomized: list[Trajectory], reference: list[Trajectory],
-              t0: float, t_rollouts: float) -> None:
+    def _stored(self, collected: Collected) -> list[Trajectory]:
+        """What the agent stores of an iteration: its randomized rollouts (+ the reference ones:
+        ``learn_from_reference``)."""
+        rollouts = collected.rollouts
+        return [*rollouts.randomized, *rollouts.reference] if self.config.learn_from_reference \
+            else rollouts.randomized
+
+    def learn(self, collected: Collected) -> None:
         """Iteration k's agent update, then its row (``finish_iteration``) once the sampler's side has answered."""
+        k, randomized, reference = collected.k, collected.rollouts.randomized, collected.rollouts.reference
         t1 = time.perf_counter()
         n_updates, undo = 0, None
         losses: dict[str, float] = {}
         if self.agent is not None:
-            extra = reference if self.config.learn_from_reference else None
             if self.undo_points:  # networks + the rows the block overwrites: cheap next to a checkpoint
-                undo = self.agent.undo_point(sum(t.length for t in [*randomized, *(extra or [])]))
-            n_updates, losses = update_agent(self.agent, randomized, self.config.total_agent_steps, extra)
+                undo = self.agent.undo_point(sum(t.length for t in self._stored(collected)))
+            n_updates, losses = update_agent(self.agent, randomized, self.config.total_agent_steps,
+                                             reference if self.config.learn_from_reference else None)
         t_agent = self.last_learning_s = time.perf_counter() - t1
         if self.agent is not None:
             self.steps.publish_weights()
-        feedback = self.steps.feedback(k, randomized, reference)
+        feedback = self.steps.feedback(k, collected.rollouts)
         incomplete = self.steps.sampler_learns and (feedback.rewards is None or feedback.sampler_metrics is None)
         if incomplete and (self.stop_requested.is_set() or not self.overlap):
             self._incomplete(k, feedback, undo)
             return
+        timings = {"time_rollouts_s": collected.rollout_s, "time_agent_s": t_agent,
+                   "time_iteration_s": time.perf_counter() - collected.started, **feedback.timings}
         result = IterationResult.assemble(
-            k, proposals, min((t.policy_version for t in randomized), default=0), randomized, reference, feedback,
-            n_updates, losses, {"time_rollouts_s": t_rollouts, "time_agent_s": t_agent,
-                                "time_iteration_s": time.perf_counter() - t0, **self.steps.timings(k)})
+            k, collected.proposals, min((t.policy_version for t in randomized), default=0), randomized, reference,
+            feedback, n_updates, losses, timings)
         if self.real_clock:
             self.wall_time = self.training_seconds()
         else:
