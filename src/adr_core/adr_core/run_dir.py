@@ -169,7 +169,7 @@ def check_identity(payload: dict[str, Any], expected: dict[str, Any], path: str 
 
 def check_config(saved: dict[str, Any], config: Any, path: str | Path) -> None:
     """Refuse a checkpoint written with another config, except for the keys that may change on resume. The saved
-    config is read as a file's (``TrainConfig.from_saved``): the modules it names are not imported (issue 61)."""
+    config is read as a file's (``TrainConfig.from_saved``): the modules it names are not imported."""
     kind = type(config)  # TrainConfig (read through the instance: this module sits below training/)
     differences = config.differences(kind.from_saved(saved, f"{path}"), ignore=kind.RUNTIME_FIELDS)
     if differences:

@@ -23,7 +23,7 @@ def restore(discriminator: DiscriminatorRewarder, payload: dict[str, Any], confi
     expected = (config.env_id, discriminator.obs_dim, discriminator.act_dim)
     if found != expected:
         raise CheckpointError(f"{source} is for (env, obs_dim, act_dim) = {found}, this run is {expected}")
-    try:  # a file's config: the modules it names are not imported (issue 61)
+    try:  # a file's config: the modules it names are not imported
         saved = TrainConfig.from_saved(payload["config"], source)
     except ConfigError as error:
         raise CheckpointError(str(error)) from None

@@ -2,7 +2,7 @@
 
 Every parameter of the ADR nodes is declared ``read_only`` (rclpy refuses a change of those itself), but rclpy
 declares ``use_sim_time`` on every node, writable: set to true from outside, it switched the trainer's clock to a
-/clock topic nobody publishes and the run stalled silently (issue 61: 127 s, no line, until stopped by hand). So once a
+/clock topic nobody publishes and the run stalled silently (127 s, no line, until stopped by hand). So once a
 node is built, an on-set-parameters callback refuses every change (a request cannot be signed with the run's key:
 rcl_interfaces/SetParameters has no room for it), counts it (``rejected_set_parameters`` on /diagnostics) and logs
 the first.

@@ -3,7 +3,7 @@
 Reliable delivery covers matched readers only, so an instance must not publish its first rollout before the run's
 trajectory consumers (trainer, discriminator) have matched its publisher. Counting matched subscribers lets anyone
 on the domain decide that: a stranger whose subscription never matches (an incompatible QoS) made every instance wait
-until it gave up (issue 61: exit 1 after 91 s), and one under a consumer's name could stand in for it. Instead the
+until it gave up (exit 1 after 91 s), and one under a consumer's name could stand in for it. Instead the
 instance publishes a probe on ``adr/trajectories`` (a ``Trajectory`` of kind ``KIND_PROBE``, signed) every
 ``PROBE_PERIOD_S`` until each consumer has answered it with a ``TrajectoryReceipt`` signed for this instance: the
 answer proves that the consumer, holding the run's key, read a message of this very publisher, so what follows on it

@@ -81,7 +81,7 @@ def default_deploy_key() -> Path:
 
 def read_key(path: str | Path) -> bytes:
     """The key in ``path``: a file owned by the user running this process and readable by nobody else (anyone who
-    could write or plant it could sign as the run: issue 61, a key planted by another user was trusted)."""
+    could write or plant it could sign as the run: a key planted by another user was trusted)."""
     path = Path(path)
     try:
         info = path.stat()

@@ -4,7 +4,7 @@ its place.
 Two servers under one service name both answer a request (DDS delivers every matched server's reply), and rclpy's
 client resolves the call with whichever reply comes first and drops the other as unexpected. So a stranger's
 server under the sampler's name, answering at once, used to win every call: its unsigned answer was dropped by the
-trainer, which asked again and again got the stranger's first (issue 61). ``take_only_verified`` makes a client
+trainer, which asked again and again got the stranger's first. ``take_only_verified`` makes a client
 resolve a call only with an answer ``accept`` takes; the others are dropped without ending the call, and the run's
 own answer, which comes too, resolves it.
 """

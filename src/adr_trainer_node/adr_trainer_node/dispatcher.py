@@ -29,7 +29,7 @@ With the run's key (always, in a graph), a goal is signed for its instance, sent
 (``GoalSender``), and the trainer believes only the instance's signed feedback, on the action's feedback topic:
 STAGE_ACCEPTED (queued there: the goal is answered) and STAGE_FINISHED (success and message: the goal's outcome).
 The action's goal response and result service carry no signature, and a server that is not part of the run, started
-under an instance's name, answers them too (first: issue 61, its "rejected" answers and unsigned results were taken
+under an instance's name, answers them too (before: its "rejected" answers and unsigned results were taken
 and the run took 2.8x as long); they are not read. Without a key (unit tests) an rclpy ActionClient is used, and the
 goal response and the result as they come.
 """
@@ -68,7 +68,7 @@ class GoalSender:
     """An instance's rollout action, signed mode: only its goal service, called as a plain service. The goal response
     and result are not read (the instance's signed feedback is; module docstring), so no rclpy ActionClient is
     needed, and none then handles the status, goal and result traffic a stranger's server under the instance's name
-    adds (with one that accepted goals, the trainer's executor crashed in rclpy's C++ code: issue 61)."""
+    adds (with one that accepted goals, the trainer's executor crashed in rclpy's C++ code)."""
 
     def __init__(self, node: Node, instance: str, group: Any) -> None:
         self._client = node.create_client(RollOut.Impl.SendGoalService,

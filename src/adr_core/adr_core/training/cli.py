@@ -116,7 +116,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     elif args.resume:
         if not (out / CONFIG_FILE).is_file():
             raise ConfigError(f"--resume: {out / CONFIG_FILE} does not exist; is {out} a run directory?")
-        # the run's own file: the modules it names are imported only when named here too (issue 61)
+        # the run's own file: the modules it names are imported only when named here too
         for key in ("env_modules", "sampler_modules"):
             if isinstance(overrides.get(key), list):
                 allow_env_modules(str(m) for m in overrides[key])

@@ -48,7 +48,7 @@ class ConfigError(ValueError):
 
 
 # Set while a config that a file holds is built (a checkpoint's, a run's config.yaml): names the file. Its env_modules
-# and sampler_modules are then imported only when the user allowed them (issue 61: ``TrainConfig.from_saved``).
+# and sampler_modules are then imported only when the user allowed them (``TrainConfig.from_saved``).
 _SAVED_SOURCE: contextvars.ContextVar[str | None] = contextvars.ContextVar("saved_config_source", default=None)
 
 
@@ -351,8 +351,8 @@ class TrainConfig:
         """The config a file holds that the user did not name as the run's config: a checkpoint's, a run's
         config.yaml read on resume. Each module of its ``env_modules`` and ``sampler_modules`` must be imported already
         (by the user's own config or command line) or allowed by the user (``--env-modules``, ``$ADR_ENV_MODULES``, or
-        named on the command line); any other is one line naming it and how to allow it, before anything of it runs
-        (issue 61). ``with_overrides`` of such a config keeps the rule."""
+        named on the command line); any other is one line naming it and how to allow it, before anything of it runs.
+        ``with_overrides`` of such a config keeps the rule."""
         token = _SAVED_SOURCE.set(source)
         try:
             config = cls.from_dict(data)
