@@ -3,6 +3,8 @@ trained policy on the same start states (issue 42, results/pushers/diagnosis.md)
 
     python -m experiments.pusher_diagnosis planner --env adr/Pusher3DOF-v0 --seeds 10000 10100 --out d/pu_planner.csv
     python -m experiments.pusher_diagnosis scripted --env adr/ErgoPusher-v0 --seeds 10000 10200 --out d/ep_script.csv
+    python -m experiments.pusher_diagnosis planner --env adr/ErgoPusher-v0 --space ErgoPusher-v0-standin \
+        --seeds 10000 10030 --out d/ep_planner.csv
     python -m experiments.pusher_diagnosis scripted --space runs/identify/identified.yaml ... (an identified arm)
     python -m experiments.pusher_diagnosis policy --run runs/x --seeds 10000 10200 --out d/pu_policy.csv
     python -m experiments.pusher_diagnosis figure d/pu_policy.csv d/pu_planner.csv --out d/pu_states.png
@@ -14,6 +16,12 @@ Start state k is ``env.reset(seed=k)`` at the reference setting (seeds 10000+: n
   (it restores the start state for every candidate): 11 knots per joint, linearly interpolated, 128 candidates x 16
   rounds, cost = final puck-goal distance + 0.1 x the closest tip-puck approach. A privileged upper bound: it knows
   the physics and the start state exactly.
+- ``planner`` (ErgoPusher): the same cross-entropy search over the episode's joint targets (11 knots per joint,
+  128 candidates x 16 rounds, same cost), started from the scripted controller's targets (the first round's mean,
+  and one candidate, are its knots), PyBullet's state, the latency queue, the gear play and the puck tracker restored
+  for every candidate. In an identified space at its reference point the episode is deterministic, so the best
+  candidate's distance is what that target sequence does. A privileged bound of what one episode's targets can
+  reach on that arm, to the search's strength (no proof of optimality).
 - ``scripted`` (ErgoPusher): a hand-written controller with the full state: inverse kinematics (least squares on
   PyBullet's forward kinematics) puts the tip 1.2 cm behind the puck on the puck-goal line above the table, lowers it,
   then pushes along the line at up to 2 cm a step, stops pushing once the puck would slide to the goal (its friction
@@ -77,6 +85,66 @@ def plan_pusher3dof(env: Any, rng: np.random.Generator, candidates: int = 128, r
     data.qpos[:], data.qvel[:] = qpos0, qvel0
     mujoco.mj_forward(model, data)
     return float(best_final)
+
+
+# ------------------------------------------------------------------------------------------- ErgoPusher planner
+def _ergo_snapshot(u: Any) -> Callable[[], None]:
+    """A restore function for the env's whole episode state: physics, the servo effects' queue, the puck tracker."""
+    import copy
+
+    physics = u.sim.save()
+    effects = copy.deepcopy((u._sim_to_real._pending, u._sim_to_real._effective))
+    tracker = copy.deepcopy(u._tracker.__dict__)
+
+    def restore() -> None:
+        u.sim.restore(physics)
+        u._sim_to_real._pending, u._sim_to_real._effective = copy.deepcopy(effects)
+        u._tracker.__dict__.update(copy.deepcopy(tracker))
+    return restore
+
+
+def plan_ergo_pusher(env: Any, script: ErgoPusherScript, rng: np.random.Generator, steps: int,
+                     candidates: int = 128, rounds: int = 16, knots: int = 11, elite: int = 12) -> float:
+    """The best final puck-goal distance CEM finds from the env's current start state (see the module doc)."""
+    u = env.unwrapped
+    restore = _ergo_snapshot(u)
+    grid, knot_grid = np.arange(steps) / (steps - 1) * (knots - 1), np.arange(knots)
+
+    def rollout(actions: np.ndarray) -> tuple[float, float]:
+        restore()
+        nearest, info = math.inf, {}
+        for action in actions:
+            _, _, _, _, info = u.step(action)
+            nearest = min(nearest, float(np.linalg.norm(u.tip_position[:2] - u.puck_position)))
+        return float(info["final_distance"]), nearest
+
+    script.env = u
+    script.reset()
+    scripted = []
+    for _ in range(steps):  # the scripted controller's own episode: the search's starting point
+        scripted.append(script.act())
+        u.step(scripted[-1])
+    scripted_actions = np.clip(np.array(scripted), -1, 1)
+    mean = scripted_actions[np.round(knot_grid / (knots - 1) * (steps - 1)).astype(int)]
+    std = np.full_like(mean, 0.3)
+    best_cost, best, best_final = math.inf, mean.copy(), math.inf
+    for _ in range(rounds):
+        samples = np.clip(mean + std * rng.standard_normal((candidates, knots, mean.shape[1])), -1, 1)
+        samples[0] = best
+        costs, finals = np.empty(candidates), np.empty(candidates)
+        for i, sample in enumerate(samples):
+            actions = np.stack([np.interp(grid, knot_grid, sample[:, j]) for j in range(sample.shape[1])], axis=1)
+            finals[i], nearest = rollout(actions)
+            costs[i] = finals[i] + 0.1 * nearest
+        order = np.argsort(costs)
+        if costs[order[0]] < best_cost:
+            best_cost, best, best_final = costs[order[0]], samples[order[0]].copy(), finals[order[0]]
+        elites = samples[order[:elite]]
+        mean = 0.7 * elites.mean(0) + 0.3 * mean
+        std = 0.7 * elites.std(0) + 0.3 * std + 0.02
+    scripted_final, _ = rollout(scripted_actions)
+    restore()
+    return float(min(best_final, scripted_final))
 
 
 # ------------------------------------------------------------------------------------------ ErgoPusher scripted push
@@ -299,7 +367,9 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--run", type=Path, required=True, help="run directory (or checkpoint) of the policy")
         else:
             p.add_argument("--env", default="adr/Pusher3DOF-v0" if name == "planner" else "adr/ErgoPusher-v0")
-        if name == "scripted":
+        if name == "planner":
+            p.add_argument("--steps", type=int, default=None, help="ErgoPusher: episode length (default: the env's)")
+        if name in ("scripted", "planner"):
             p.add_argument("--space", default=None, help="a space YAML (e.g. adr-identify's identified.yaml): the "
                                                          "episodes run at its reference point (the arm's servos)")
     p = sub.add_parser("paths")
@@ -318,9 +388,18 @@ def main(argv: list[str] | None = None) -> int:
         paths_figure(args.run, args.seeds, args.out)
         return 0
     seeds = range(*args.seeds)
-    if args.command == "planner":
-        if args.env != "adr/Pusher3DOF-v0":
-            parser.error("planner: only adr/Pusher3DOF-v0 (MuJoCo state restore)")
+    if args.command == "planner" and args.env == "adr/ErgoPusher-v0":
+        rng = np.random.default_rng(123)
+        steps = args.steps or env_record(args.env).max_episode_steps
+        planners: dict[str, ErgoPusherScript] = {}
+
+        def planned_final(env: Any, obs: np.ndarray) -> float:
+            return plan_ergo_pusher(env, planners.setdefault("script", ErgoPusherScript(env)), rng, steps)
+
+        rows = episode_rows(args.env, seeds, planned_final, args.space)
+    elif args.command == "planner":
+        if args.env != "adr/Pusher3DOF-v0" or args.space is not None or args.steps is not None:
+            parser.error("planner: adr/Pusher3DOF-v0 (no --space, --steps) or adr/ErgoPusher-v0")
         rng = np.random.default_rng(123)
         rows = episode_rows(args.env, seeds, lambda env, _: plan_pusher3dof(env, rng))
     elif args.command == "scripted":
