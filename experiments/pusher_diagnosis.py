@@ -6,6 +6,7 @@ trained policy on the same start states (issue 42, results/pushers/diagnosis.md)
     python -m experiments.pusher_diagnosis planner --env adr/ErgoPusher-v0 --space ErgoPusher-v0-standin \
         --seeds 10000 10030 --out d/ep_planner.csv
     python -m experiments.pusher_diagnosis scripted --space runs/identify/identified.yaml ... (an identified arm)
+    python -m experiments.pusher_diagnosis demos --space ErgoPusher-v0-standin --episodes 200 --out d/demos.npz
     python -m experiments.pusher_diagnosis policy --run runs/x --seeds 10000 10200 --out d/pu_policy.csv
     python -m experiments.pusher_diagnosis figure d/pu_policy.csv d/pu_planner.csv --out d/pu_states.png
     python -m experiments.pusher_diagnosis paths --run runs/x --seeds 10002 10011 10004 --out d/pu_paths.png
@@ -26,6 +27,10 @@ Start state k is ``env.reset(seed=k)`` at the reference setting (seeds 10000+: n
   PyBullet's forward kinematics) puts the tip 1.2 cm behind the puck on the puck-goal line above the table, lowers it,
   then pushes along the line at up to 2 cm a step, stops pushing once the puck would slide to the goal (its friction
   and damping known), and lifts the tip away at the goal.
+- ``demos`` (ErgoPusher): the scripted controller's episodes recorded for ``agent.demonstrations`` (observations as
+  the policy sees them, the controller's actions clipped to [-1, 1], the env's rewards), each at a point drawn
+  uniformly over the space's training range (``--points uniform``, the default) or at its reference point; start
+  states 30000+ (no evaluation uses them).
 - ``policy``: a trained run's deterministic policy on the same start states.
 One CSV row per start state: seed, puck start, goal, final distance.
 """
@@ -236,6 +241,40 @@ class ErgoPusherScript:
         self.kinematics.close()
 
 
+def record_demos(space: str | None, episodes: int, points: str, out: Path, seed: int = 0) -> Path:
+    """The ``demos`` command (module doc): returns the file written."""
+    from adr_core.agents.demonstrations import DemoEpisode, save_demonstrations
+
+    env = make_env("adr/ErgoPusher-v0") if space is None else make_env("adr/ErgoPusher-v0", space=space)
+    u = env.unwrapped
+    space_ = u.randomization_space
+    draws = space_.from_normalized(space_.sample_uniform(np.random.default_rng(seed), episodes))
+    script, recorded, solved = ErgoPusherScript(env), [], 0
+    for index in range(episodes):
+        if points == "uniform":
+            u.set_parameters(draws[index])
+        obs, _ = env.reset(seed=30000 + index)
+        script.env = u
+        script.reset()
+        rows: dict[str, list[Any]] = {k: [] for k in ("obs", "actions", "next_obs", "rewards", "terminated")}
+        info: dict[str, Any] = {}
+        while True:
+            action = np.clip(script.act(), -1.0, 1.0).astype(np.float32)
+            next_obs, reward, terminated, truncated, info = env.step(action)
+            for key, value in zip(rows, (obs, action, next_obs, reward, terminated)):
+                rows[key].append(value)
+            obs = next_obs
+            if terminated or truncated:
+                break
+        solved += bool(info["final_distance"] < env_record("adr/ErgoPusher-v0").solved.threshold)
+        recorded.append(DemoEpisode(**{k: np.array(v) for k, v in rows.items()}))
+    script.close()
+    env.close()
+    path = save_demonstrations(out, "adr/ErgoPusher-v0", recorded)
+    print(f"{path}: {episodes} episodes ({points} points), {solved} solved", flush=True)
+    return path
+
+
 # ---------------------------------------------------------------------------------------------------- the episodes
 def start_state(env: Any) -> tuple[float, float, float, float]:
     puck, goal = env.unwrapped.puck_position, env.unwrapped.goal_position
@@ -372,6 +411,12 @@ def main(argv: list[str] | None = None) -> int:
         if name in ("scripted", "planner"):
             p.add_argument("--space", default=None, help="a space YAML (e.g. adr-identify's identified.yaml): the "
                                                          "episodes run at its reference point (the arm's servos)")
+    p = sub.add_parser("demos")
+    p.add_argument("--space", default=None, help="a space YAML or name (default: the env's own)")
+    p.add_argument("--episodes", type=int, required=True)
+    p.add_argument("--points", choices=("uniform", "reference"), default="uniform")
+    p.add_argument("--seed", type=int, default=0, help="of the uniform draws")
+    p.add_argument("--out", type=Path, required=True, help="the .npz to write")
     p = sub.add_parser("paths")
     p.add_argument("--run", type=Path, required=True)
     p.add_argument("--seeds", type=int, nargs="+", required=True)
@@ -383,6 +428,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "figure":
         figure(args.csv, args.out, args.threshold)
+        return 0
+    if args.command == "demos":
+        if args.episodes < 1:
+            parser.error("demos: --episodes must be >= 1")
+        record_demos(args.space, args.episodes, args.points, args.out, args.seed)
         return 0
     if args.command == "paths":
         paths_figure(args.run, args.seeds, args.out)

@@ -5,6 +5,7 @@ Interface used by the trainer and the ROS trainer node::
     agent.act(obs) -> action                  deterministic, in [-1, 1]
     agent.actor_state_dict() -> weights        CPU float32 tensors; ``ActorPolicy.from_state_dict`` runs them
     agent.store(trajectory)                    randomized trajectories only
+    (agent.demonstrations: episodes from a file in a buffer of their own, agent.demo_fraction of every batch)
     agent.updates_due() -> n                   one per stored step after ``learning_starts`` (x updates_per_step)
     agent.update(n) -> {"critic_loss", "actor_loss", ...}   n gradient steps, mean losses (SAC: + entropy_alpha,
                                                            policy_entropy)
@@ -27,10 +28,13 @@ from ..base.goal_layout import GoalLayout
 from ..base.history import HistorySpec, stack_episode
 from ..rollout import KIND_CODES, Trajectory
 from .config import AgentConfig
+from .demonstrations import load_demonstrations
 from .goals import relabelled_rows, shaped_rewards
 from .networks import Actor, ObservationNormalized
 from .optim import FusedAdam
 from .replay_buffer import Batch, ReplayBuffer, nstep_transitions
+
+DEMO_RNG_KEY = 7  # relabelling streams of demonstration episodes: [seed, episode, 7] (own episodes use 4 numbers)
 
 
 def make_adam(params: Iterable[torch.Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999)) -> FusedAdam:
@@ -76,6 +80,7 @@ class OffPolicyAgent(ABC):
             self._build_critics()
         self.actor_optimizer = make_adam(list(self.actor.parameters()), config.actor_lr, self.adam_betas)
         self.replay = ReplayBuffer(self.input_dim, act_dim, config.buffer_capacity, self.device, self.generator)
+        self._load_demonstrations()
         self.updates_done = 0  # gradient steps taken so far; also the policy version
         self.transitions_seen = 0
         self._actor_params = list(self.actor.parameters())
@@ -125,31 +130,59 @@ class OffPolicyAgent(ABC):
         count = trajectory.length if limit is None else max(0, min(trajectory.length, int(limit)))
         if count == 0:
             return 0
-        config, rewards = self.config, trajectory.rewards
-        obs, next_obs_all = trajectory.obs, trajectory.next_obs
+        rng_key = [self.seed, trajectory.iteration, trajectory.slot, KIND_CODES[trajectory.kind]]
+        self._add_episode(self.replay, trajectory.obs, trajectory.actions, trajectory.rewards, trajectory.next_obs,
+                          trajectory.terminated, count, rng_key)
+        self.transitions_seen += count
+        return count
+
+    def _add_episode(self, buffer: ReplayBuffer, obs: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+                     next_obs_all: np.ndarray, terminated: np.ndarray, count: int, rng_key: list[int]) -> None:
+        """One episode's rows (its first ``count`` transitions, their relabelled copies) into ``buffer``."""
+        config, length = self.config, len(rewards)
         if self.history is not None:  # the inputs as the policy saw them (goal and effector spans unchanged)
-            obs, next_obs_all = stack_episode(self.history, obs, trajectory.actions, next_obs_all)
+            obs, next_obs_all = stack_episode(self.history, obs, actions, next_obs_all)
         if config.shaping_weight:
             assert self.goal_layout is not None  # checked in __init__
             rewards = shaped_rewards(rewards, obs, next_obs_all, self.goal_layout,
                                      config.shaping_weight, config.gamma, config.shaping_target)
-        returns, next_obs, discounts = nstep_transitions(rewards, next_obs_all, trajectory.terminated,
-                                                         config.gamma, config.n_step)
-        self.replay.add(obs[:count], trajectory.actions[:count], returns[:count], next_obs[:count],
-                        discounts[:count])
+        returns, next_obs, discounts = nstep_transitions(rewards, next_obs_all, terminated, config.gamma,
+                                                         config.n_step)
+        buffer.add(obs[:count], actions[:count], returns[:count], next_obs[:count], discounts[:count])
         if config.her_future:
             assert self.goal_layout is not None
-            rng = np.random.default_rng([self.seed, trajectory.iteration, trajectory.slot,
-                                         KIND_CODES[trajectory.kind]])
-            rows = relabelled_rows(obs, trajectory.actions, rewards, next_obs_all,
-                                   trajectory.terminated, self.goal_layout, config.her_future, config.gamma,
-                                   config.n_step, rng)
-            keep = np.arange(config.her_future)[:, None] * trajectory.length + np.arange(count)  # each copy's first
+            rows = relabelled_rows(obs, actions, rewards, next_obs_all, terminated, self.goal_layout,
+                                   config.her_future, config.gamma, config.n_step, np.random.default_rng(rng_key))
+            keep = np.arange(config.her_future)[:, None] * length + np.arange(count)  # each copy's first
             keep = keep.reshape(-1)
-            self.replay.add(rows.obs[keep], rows.actions[keep], rows.returns[keep], rows.next_obs[keep],
-                            rows.discounts[keep])
-        self.transitions_seen += count
-        return count
+            buffer.add(rows.obs[keep], rows.actions[keep], rows.returns[keep], rows.next_obs[keep],
+                       rows.discounts[keep])
+
+    def _load_demonstrations(self) -> None:
+        """``agent.demonstrations``: a buffer of their own, filled once (the same rows on every load)."""
+        self.demo_replay: ReplayBuffer | None = None
+        self.demo_digest = ""
+        if not self.config.demonstrations:
+            return
+        demos = load_demonstrations(self.config.demonstrations, self.obs_dim, self.act_dim)
+        rows = demos.steps * self.rows_per_transition
+        self.demo_replay = ReplayBuffer(self.input_dim, self.act_dim, rows, self.device, self.generator)
+        for index, episode in enumerate(demos.episodes):
+            self._add_episode(self.demo_replay, episode.obs, episode.actions, episode.rewards, episode.next_obs,
+                              episode.terminated, len(episode.rewards), [self.seed, index, DEMO_RNG_KEY])
+        self.demo_digest = demos.digest
+
+    def _draw_batch(self) -> Batch:
+        """One gradient step's batch: the replay's rows, ``demo_fraction`` of them from the demonstrations."""
+        size = self.config.batch_size
+        if self.demo_replay is None:
+            return self.replay.sample(size)
+        demo = int(round(size * self.config.demo_fraction))
+        if demo == 0:
+            return self.replay.sample(size)
+        own, theirs = self.replay.sample(size - demo), self.demo_replay.sample(demo)
+        return Batch(**{name: torch.cat([getattr(own, name), getattr(theirs, name)])
+                        for name in ("obs", "actions", "rewards", "discount", "next_obs")})
 
     @property
     def rows_per_transition(self) -> int:
@@ -179,7 +212,7 @@ class OffPolicyAgent(ABC):
         actor_sum = torch.zeros((), device=self.device)
         actor_steps = 0
         for _ in range(n_updates):
-            critic_loss, actor_loss = self._gradient_step(self.replay.sample(self.config.batch_size))
+            critic_loss, actor_loss = self._gradient_step(self._draw_batch())
             critic_sum += critic_loss
             if actor_loss is not None:
                 actor_sum += actor_loss
@@ -194,7 +227,7 @@ class OffPolicyAgent(ABC):
         return {
             "algorithm": self.algorithm, "obs_dim": self.obs_dim, "act_dim": self.act_dim,
             "config": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self.config).items()},
-            **self._learner_state(), "replay": self.replay.state_dict(),
+            **self._learner_state(), "replay": self.replay.state_dict(), "demo_digest": self.demo_digest,
         }
 
     def _learner_state(self) -> dict[str, Any]:
@@ -232,6 +265,10 @@ class OffPolicyAgent(ABC):
         found = (state.get("algorithm"), state.get("obs_dim"), state.get("act_dim"))
         if found != expected:
             raise ValueError(f"agent checkpoint is (algorithm, obs_dim, act_dim) = {found}, this agent is {expected}")
+        if state.get("demo_digest", "") != self.demo_digest:
+            raise ValueError(f"agent checkpoint was trained with demonstrations of digest "
+                             f"{state.get('demo_digest', '') or 'none'}, agent.demonstrations now reads "
+                             f"{self.demo_digest or 'none'}: resume with the same file")
         self._load_learner_state(state)
         self.replay.load_state_dict(state["replay"])
 

@@ -60,6 +60,13 @@ class AgentConfig:
            "the actor and critics read the observation and, for each of the last this many steps, that step's "
            "observation without the goal and the action taken (adr_core.base.history); checkpoints, the graph's "
            "weights and exports carry it, and the arm's policy runner keeps the history. 0 = memoryless (the paper).")
+    demonstrations: str = option(
+        "", "An .npz of demonstration episodes (adr_core.agents.demonstrations: recorded in this env by any "
+            "controller), kept in a replay buffer of their own and mixed into every batch at demo_fraction; they go "
+            "through the agent's own storing path (history, shaping, n-step, relabelling). Empty: none (the paper).")
+    demo_fraction: float = option(
+        0.25, "Share of each gradient step's batch drawn from the demonstrations, in [0, 1) (Nair et al. 2018 kept "
+              "about 1/8; RLPD 1/2); used only with demonstrations.")
     td3_policy_noise: float = option(0.2, "TD3 only: std of the target policy smoothing noise.")
     td3_noise_clip: float = option(0.5, "TD3 only: clip of the target policy smoothing noise.")
     td3_policy_delay: int = option(2, "TD3 only: critic steps per actor (and target) update.")
@@ -106,6 +113,8 @@ class AgentConfig:
             raise ValueError(f"agent.lr_schedule must be 'constant' or 'linear', got {self.lr_schedule!r}")
         if not 0 <= self.history_steps <= 16:
             raise ValueError(f"agent.history_steps must be in [0, 16] past steps, got {self.history_steps}")
+        if not 0.0 <= self.demo_fraction < 1.0:
+            raise ValueError(f"agent.demo_fraction must be in [0, 1) (a share of each batch), got {self.demo_fraction}")
         if not 0 <= self.her_future <= 16:
             raise ValueError(f"agent.her_future must be in [0, 16] relabelled copies per transition, got "
                              f"{self.her_future}")
