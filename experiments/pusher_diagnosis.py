@@ -27,10 +27,11 @@ Start state k is ``env.reset(seed=k)`` at the reference setting (seeds 10000+: n
   PyBullet's forward kinematics) puts the tip 1.2 cm behind the puck on the puck-goal line above the table, lowers it,
   then pushes along the line at up to 2 cm a step, stops pushing once the puck would slide to the goal (its friction
   and damping known), and lifts the tip away at the goal.
-- ``demos`` (ErgoPusher): the scripted controller's episodes recorded for ``agent.demonstrations`` (observations as
-  the policy sees them, the controller's actions clipped to [-1, 1], the env's rewards), each at a point drawn
-  uniformly over the space's training range (``--points uniform``, the default) or at its reference point; start
-  states 30000+ (no evaluation uses them).
+- ``demos`` (ErgoPusher): the scripted controller's episodes (with ``--planner C R``: the planner's best target
+  sequence at that search budget, planned at the episode's point and then played) recorded for
+  ``agent.demonstrations`` (observations as the policy sees them, actions clipped to [-1, 1], the env's rewards),
+  each at a point drawn uniformly over the space's training range (``--points uniform``, the default) or at its
+  reference point; start states 30000+ (no evaluation uses them).
 - ``policy``: a trained run's deterministic policy on the same start states.
 One CSV row per start state: seed, puck start, goal, final distance.
 """
@@ -111,6 +112,13 @@ def _ergo_snapshot(u: Any) -> Callable[[], None]:
 def plan_ergo_pusher(env: Any, script: ErgoPusherScript, rng: np.random.Generator, steps: int,
                      candidates: int = 128, rounds: int = 16, knots: int = 11, elite: int = 12) -> float:
     """The best final puck-goal distance CEM finds from the env's current start state (see the module doc)."""
+    return plan_ergo_pusher_actions(env, script, rng, steps, candidates, rounds, knots, elite)[0]
+
+
+def plan_ergo_pusher_actions(env: Any, script: ErgoPusherScript, rng: np.random.Generator, steps: int,
+                             candidates: int = 128, rounds: int = 16, knots: int = 11,
+                             elite: int = 12) -> tuple[float, np.ndarray]:
+    """``plan_ergo_pusher``'s distance and the ``(steps, 4)`` actions that reach it; the env is left at its start."""
     u = env.unwrapped
     restore = _ergo_snapshot(u)
     grid, knot_grid = np.arange(steps) / (steps - 1) * (knots - 1), np.arange(knots)
@@ -149,7 +157,10 @@ def plan_ergo_pusher(env: Any, script: ErgoPusherScript, rng: np.random.Generato
         std = 0.7 * elites.std(0) + 0.3 * std + 0.02
     scripted_final, _ = rollout(scripted_actions)
     restore()
-    return float(min(best_final, scripted_final))
+    if scripted_final <= best_final:
+        return float(scripted_final), scripted_actions
+    return float(best_final), np.stack([np.interp(grid, knot_grid, best[:, j]) for j in range(best.shape[1])],
+                                       axis=1)
 
 
 # ------------------------------------------------------------------------------------------ ErgoPusher scripted push
@@ -241,8 +252,10 @@ class ErgoPusherScript:
         self.kinematics.close()
 
 
-def record_demos(space: str | None, episodes: int, points: str, out: Path, seed: int = 0) -> Path:
-    """The ``demos`` command (module doc): returns the file written."""
+def record_demos(space: str | None, episodes: int, points: str, out: Path, seed: int = 0,
+                 planner: tuple[int, int] | None = None) -> Path:
+    """The ``demos`` command (module doc): returns the file written. ``planner``: (candidates, rounds) of the
+    planner, whose best target sequence is then played and recorded, instead of the scripted controller."""
     from adr_core.agents.demonstrations import DemoEpisode, save_demonstrations
 
     env = make_env("adr/ErgoPusher-v0") if space is None else make_env("adr/ErgoPusher-v0", space=space)
@@ -250,28 +263,39 @@ def record_demos(space: str | None, episodes: int, points: str, out: Path, seed:
     space_ = u.randomization_space
     draws = space_.from_normalized(space_.sample_uniform(np.random.default_rng(seed), episodes))
     script, recorded, solved = ErgoPusherScript(env), [], 0
+    plan_rng = np.random.default_rng(seed + 1)
     for index in range(episodes):
         if points == "uniform":
             u.set_parameters(draws[index])
         obs, _ = env.reset(seed=30000 + index)
+        planned = None
+        if planner is not None:
+            steps = env_record("adr/ErgoPusher-v0").max_episode_steps
+            planned_final, planned = plan_ergo_pusher_actions(env, script, plan_rng, steps, *planner)
         script.env = u
         script.reset()
         rows: dict[str, list[Any]] = {k: [] for k in ("obs", "actions", "next_obs", "rewards", "terminated")}
         info: dict[str, Any] = {}
         while True:
-            action = np.clip(script.act(), -1.0, 1.0).astype(np.float32)
-            next_obs, reward, terminated, truncated, info = env.step(action)
+            act = script.act() if planned is None else planned[len(rows["actions"])]
+            action = np.clip(act, -1.0, 1.0).astype(np.float32)
+            played = action if planned is None else np.clip(act, -1.0, 1.0)  # a plan plays as it was searched
+            next_obs, reward, terminated, truncated, info = env.step(played)
             for key, value in zip(rows, (obs, action, next_obs, reward, terminated)):
                 rows[key].append(value)
             obs = next_obs
             if terminated or truncated:
                 break
+        if planned is not None and not math.isclose(info["final_distance"], planned_final, abs_tol=1e-9):
+            raise RuntimeError(f"start state {30000 + index}: the played plan ended at {info['final_distance']} m, "
+                               f"the search at {planned_final} m (the snapshot misses some episode state)")
         solved += bool(info["final_distance"] < env_record("adr/ErgoPusher-v0").solved.threshold)
         recorded.append(DemoEpisode(**{k: np.array(v) for k, v in rows.items()}))
     script.close()
     env.close()
     path = save_demonstrations(out, "adr/ErgoPusher-v0", recorded)
-    print(f"{path}: {episodes} episodes ({points} points), {solved} solved", flush=True)
+    source = "scripted" if planner is None else f"planner {planner[0]}x{planner[1]}"
+    print(f"{path}: {episodes} episodes ({points} points, {source}), {solved} solved", flush=True)
     return path
 
 
@@ -416,6 +440,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--episodes", type=int, required=True)
     p.add_argument("--points", choices=("uniform", "reference"), default="uniform")
     p.add_argument("--seed", type=int, default=0, help="of the uniform draws")
+    p.add_argument("--planner", type=int, nargs=2, metavar=("CANDIDATES", "ROUNDS"), default=None,
+                   help="record the planner's best target sequences (this search budget) instead of the scripted "
+                        "controller's actions")
     p.add_argument("--out", type=Path, required=True, help="the .npz to write")
     p = sub.add_parser("paths")
     p.add_argument("--run", type=Path, required=True)
@@ -432,7 +459,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demos":
         if args.episodes < 1:
             parser.error("demos: --episodes must be >= 1")
-        record_demos(args.space, args.episodes, args.points, args.out, args.seed)
+        if args.planner is not None and min(args.planner) < 1:
+            parser.error("demos: --planner CANDIDATES ROUNDS must be >= 1")
+        record_demos(args.space, args.episodes, args.points, args.out, args.seed,
+                     None if args.planner is None else (args.planner[0], args.planner[1]))
         return 0
     if args.command == "paths":
         paths_figure(args.run, args.seeds, args.out)
