@@ -36,7 +36,7 @@ from adr_ros import qos, run_ids, topics, trajectories
 from adr_ros.arrays import to_field
 from adr_ros.checkpoints import SnapshotKeeper, load_component
 from adr_ros.diagnostics import NodeDiagnostics
-from adr_ros.lifecycle import run_node, trainer_is_running
+from adr_ros.lifecycle import run_node, trainer_may_call
 from adr_ros.metrics import MetricPublisher
 from adr_ros.receipts import ReceiptSender, is_probe
 from adr_ros.run_config import declare_run, declare_signing
@@ -205,7 +205,8 @@ class DiscriminatorNode(Node):
 
 
 def main() -> int:
-    return run_node(DiscriminatorNode, on_shutdown=lambda node: node.save_on_shutdown(), linger=trainer_is_running)
+    return run_node(DiscriminatorNode, on_shutdown=lambda node: node.save_on_shutdown(),
+                    linger=trainer_may_call(topics.DISCRIMINATOR_SAVE_CHECKPOINT))
 
 
 if __name__ == "__main__":

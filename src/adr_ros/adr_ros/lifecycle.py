@@ -107,6 +107,20 @@ def run_node(make_node: Callable[[], NodeT], on_shutdown: Callable[[NodeT], None
 TRAINER_NODE = "adr_trainer"
 
 
-def trainer_is_running(node: Node) -> bool:
-    """Whether the graph's trainer is still up (it may be writing the final checkpoint, which needs this node)."""
-    return TRAINER_NODE in node.get_node_names()
+def trainer_may_call(service: str) -> Callable[[Node], bool]:
+    """A ``linger`` for a node whose ``service`` the trainer calls for its final checkpoint (sampler, discriminator):
+    True while the trainer (``adr_trainer`` in this node's namespace) is listed and a client of ``service`` is on the
+    graph, i.e. while the trainer may still call it.
+
+    The name alone is not enough: a process takes node names from the ROS graph topic, and its graph cache can keep
+    a name whose process has left (a graph message handled after the removal of its sender adds the sender back, and
+    nothing removes it again). Waiting for the name to go, a sampler was once still serving minutes after its
+    trainer had exited, while the discriminator, on the same check, had stopped within seconds; and any node of
+    that name on the domain held both. A client is a pair of DDS endpoints, which discovery removes when their
+    process leaves (at once on a clean exit, after the lease duration when it was killed). A client alone is not
+    enough either: a tool or a test calling the service is no trainer waiting for its checkpoint."""
+    def linger(node: Node) -> bool:
+        return (node.count_clients(service) > 0
+                and (TRAINER_NODE, node.get_namespace()) in node.get_node_names_and_namespaces())
+
+    return linger

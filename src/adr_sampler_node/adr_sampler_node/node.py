@@ -29,7 +29,7 @@ from adr_ros import parameter_sets, qos, run_ids, topics
 from adr_ros.arrays import from_field, to_field
 from adr_ros.checkpoints import SnapshotKeeper, load_component
 from adr_ros.diagnostics import NodeDiagnostics
-from adr_ros.lifecycle import run_node, trainer_is_running
+from adr_ros.lifecycle import run_node, trainer_may_call
 from adr_ros.metrics import MetricPublisher
 from adr_ros.run_config import declare_run, declare_signing
 
@@ -228,7 +228,8 @@ class SamplerNode(Node):
 
 
 def main() -> int:
-    return run_node(SamplerNode, on_shutdown=lambda node: node.save_on_shutdown(), linger=trainer_is_running)
+    return run_node(SamplerNode, on_shutdown=lambda node: node.save_on_shutdown(),
+                    linger=trainer_may_call(topics.SAMPLER_SAVE_CHECKPOINT))
 
 
 if __name__ == "__main__":
