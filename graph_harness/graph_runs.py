@@ -64,16 +64,19 @@ def read_until(process: subprocess.Popen, pattern: str, timeout: float, seen: li
 def finish(process: subprocess.Popen, seen: list[str], timeout: float = 240) -> str:
     try:
         rest, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise AssertionError("graph did not finish in time:\n" + abandon(process, seen)) from None
+    except subprocess.TimeoutExpired as late:
+        # the output read so far (bytes): its "started" lines name the nodes that are to print their stacks
+        read = late.output.decode(errors="replace") if isinstance(late.output, bytes) else late.output or ""
+        raise AssertionError("graph did not finish in time:\n" + abandon(process, seen, read)) from None
     return "".join(seen) + rest
 
 
-def abandon(process: subprocess.Popen, seen: list[str]) -> str:
+def abandon(process: subprocess.Popen, seen: list[str], read: str = "") -> str:
     """A graph that hangs: every node prints its threads' stacks (SIGUSR1, adr_ros.entry), then the launcher gets
     Ctrl-C and 30 s; then the launcher and every node it started are killed, so nothing of this run lives on to
-    talk to the next test on the domain. Returns the whole output, stacks included."""
-    nodes = node_pids("".join(seen))
+    talk to the next test on the domain. ``read``: output a timed-out ``communicate`` read beyond ``seen`` (it
+    returns it again). Returns the whole output, stacks included."""
+    nodes = node_pids("".join(seen) + read)
     for pid in nodes:
         _signal(pid, signal.SIGUSR1)
     time.sleep(2.0)

@@ -204,6 +204,29 @@ def test_a_helper_that_had_to_be_killed_makes_the_launch_exit_137(monkeypatch: p
     assert "adr_discriminator had to be killed" in output
 
 
+def test_a_helper_is_killed_a_grace_after_the_node_it_serves_ended_the_run(monkeypatch: pytest.MonkeyPatch,
+                                                                           capsys: pytest.CaptureFixture,
+                                                                           tmp_path: Path) -> None:
+    """A run that ends: the trainer exits 0, then the launcher stops the graph. A helper still running
+    SERVED_EXIT_GRACE_S after the trainer's exit is killed then, as when the trainer exits during a Ctrl-C (it got its
+    whole shutdown_timeout instead, 300 s for the sampler: a graph test gave up waiting for a sampler that had not
+    noticed its trainer was gone)."""
+    from adr import launcher
+
+    monkeypatch.setattr(launcher, "SERVED_EXIT_GRACE_S", 1.0)
+    ready = tmp_path / "helper_ignores_ctrl_c"
+    stubborn = (f"import pathlib, signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                f"pathlib.Path({str(ready)!r}).touch(); time.sleep(120)")
+    ends_the_run = f"import pathlib, time\nwhile not pathlib.Path({str(ready)!r}).exists():\n    time.sleep(0.05)"
+    code, output = _run_python_graph(monkeypatch, [
+        _python_node("adr_sampler", stubborn, shutdown_timeout=20.0, serves="adr_trainer"),
+        _python_node("adr_trainer", ends_the_run)], capsys)
+    assert "adr_trainer exited with code 0" in output, output
+    assert "(1 s after adr_trainer, which it serves, exited); killing it" in output, output
+    assert code == 137, output
+    assert "adr_sampler had to be killed" in output
+
+
 def test_a_run_dir_under_a_file_and_a_negative_monitor_count_are_refused_in_one_line(tmp_path: Path) -> None:
     a_file = tmp_path / "notes.txt"
     a_file.write_text("kept")

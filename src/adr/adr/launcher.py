@@ -127,6 +127,7 @@ def run_graph(graph: Graph, specs: list[NodeSpec], env: dict[str, str]) -> int:
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     status = 0
+    exited: dict[str, float] = {}  # node name -> when it was seen gone (a node that ended on its own)
     try:
         while not stop.is_set() and running:
             for entry in list(running):
@@ -135,6 +136,7 @@ def run_graph(graph: Graph, specs: list[NodeSpec], env: dict[str, str]) -> int:
                     continue
                 entry.pump.join(timeout=1)
                 running.remove(entry)
+                exited[entry.spec.name] = time.monotonic()
                 if entry.spec.required:
                     status = exit_status(code)
                     stopping = "" if stop.is_set() or code == 0 else ": a required node, stopping the graph"
@@ -145,9 +147,10 @@ def run_graph(graph: Graph, specs: list[NodeSpec], env: dict[str, str]) -> int:
                     if entry.spec.respawn and not stop.is_set():
                         time.sleep(RESPAWN_DELAY_S)
                         running.append(_start(entry.spec, env))
+                        exited.pop(entry.spec.name, None)
             stop.wait(0.2)
     finally:
-        killed = _shutdown(running)
+        killed = _shutdown(running, exited)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if killed and status == 0:  # never 0 when a node had to be killed
@@ -157,16 +160,18 @@ def run_graph(graph: Graph, specs: list[NodeSpec], env: dict[str, str]) -> int:
     return status
 
 
-def _shutdown(running: list[_Running]) -> list[str]:
+def _shutdown(running: list[_Running], exited: dict[str, float] | None = None) -> list[str]:
     """Ctrl-C to every node; each gets its ``shutdown_timeout``, or ``SERVED_EXIT_GRACE_S`` after the node it
-    ``serves`` has exited (a hung sampler does not hold the graph for the trainer's 300 s); then SIGKILL.
-    Returns the nodes that had to be killed (any: a killed helper may have lost its final checkpoint too)."""
+    ``serves`` has exited, during the shutdown or before it (``exited``: node name -> when it was seen gone; a run
+    that ends stops its graph after the trainer exited): a hung sampler does not hold the graph for the trainer's
+    300 s. Then SIGKILL. Returns the nodes that had to be killed (any: a killed helper may have lost its final
+    checkpoint too)."""
     killed = []
     for entry in running:
         if entry.process.poll() is None:
             entry.process.send_signal(signal.SIGINT)
     started = time.monotonic()
-    exited: dict[str, float] = {}  # node name -> when it was seen gone
+    exited = dict(exited or {})
     pending = list(running)
     while pending:
         now = time.monotonic()
@@ -179,10 +184,13 @@ def _shutdown(running: list[_Running]) -> list[str]:
                 pending.remove(entry)
                 continue
             deadline = started + entry.spec.shutdown_timeout
-            if entry.spec.serves in exited:
-                deadline = min(deadline, exited[entry.spec.serves] + SERVED_EXIT_GRACE_S)
+            served_gone = entry.spec.serves in exited and exited[entry.spec.serves] + SERVED_EXIT_GRACE_S < deadline
+            if served_gone:
+                deadline = exited[entry.spec.serves] + SERVED_EXIT_GRACE_S
             if now >= deadline:
-                print(f"[adr_launch] {entry.spec.name} ignored Ctrl-C for {now - started:.0f} s; killing it",
+                why = (f" ({SERVED_EXIT_GRACE_S:g} s after {entry.spec.serves}, which it serves, exited)"
+                       if served_gone else "")
+                print(f"[adr_launch] {entry.spec.name} ignored Ctrl-C for {now - started:.0f} s{why}; killing it",
                       flush=True)
                 os.killpg(entry.process.pid, signal.SIGKILL)
                 entry.process.wait()
