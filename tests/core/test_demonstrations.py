@@ -30,8 +30,8 @@ def _episodes(n=2, length=9, obs_dim=17, act_dim=4, seed=0):
     return out
 
 
-def _agent(path="", her=0, fraction=0.25, seed=0, **extra):
-    config = AgentConfig(algorithm="sac", hidden_sizes=(32, 32), batch_size=16, learning_starts=0,
+def _agent(path="", her=0, fraction=0.25, seed=0, algorithm="sac", **extra):
+    config = AgentConfig(algorithm=algorithm, hidden_sizes=(32, 32), batch_size=16, learning_starts=0,
                          buffer_capacity=4000, her_future=her, history_steps=2, shaping_weight=0.5, n_step=3,
                          demonstrations=str(path), demo_fraction=fraction, **extra)
     return make_agent(config, 17, 4, seed=seed, goal_layout=PUSHER)
@@ -74,15 +74,16 @@ def test_every_batch_takes_its_share_from_the_demonstrations(tmp_path):
     assert math.isfinite(losses["critic_loss"]) and agent.updates_done == 4
 
 
-def test_a_run_with_demonstrations_resumes_bit_for_bit_and_needs_the_same_file(tmp_path):
+@pytest.mark.parametrize("bc", [0.0, 1.0])
+def test_a_run_with_demonstrations_resumes_bit_for_bit_and_needs_the_same_file(tmp_path, bc):
     path = save_demonstrations(tmp_path / "demos.npz", "adr/ErgoPusher-v0", _episodes(seed=3))
-    first = _agent(path)
+    first = _agent(path, demo_bc_weight=bc)
     for index, episode in enumerate(_episodes(n=2, seed=4)):
         first.store(_trajectory(episode, iteration=index))
     first.update(5)
     state = first.state_dict()
     first.update(5)
-    resumed = _agent(path)
+    resumed = _agent(path, demo_bc_weight=bc)
     resumed.load_state_dict(state)
     resumed.update(5)
     for a, b in zip(first.actor.parameters(), resumed.actor.parameters()):
@@ -91,6 +92,26 @@ def test_a_run_with_demonstrations_resumes_bit_for_bit_and_needs_the_same_file(t
     for agent in (_agent(other), _agent()):
         with pytest.raises(ValueError, match="resume with the same file"):
             agent.load_state_dict(state)
+
+
+@pytest.mark.parametrize("algorithm", ["sac", "crossq"])
+def test_the_cloning_term_counts_only_demonstrations_the_critic_rates_above_the_actor(tmp_path, algorithm):
+    path = save_demonstrations(tmp_path / "demos.npz", "adr/ErgoPusher-v0", _episodes(seed=6))
+    agent = _agent(path, fraction=0.5, demo_bc_weight=2.0, algorithm=algorithm)
+    for index, episode in enumerate(_episodes(n=2, seed=7)):
+        agent.store(_trajectory(episode, iteration=index))
+    batch = agent._draw_batch()
+    agent.critic = lambda obs, actions: torch.stack([actions[:, :1], actions[:, :1] + 1.0])  # min: the 1st action
+    q_pi = torch.zeros(16, 1)
+    demo_obs, demo_actions = batch.obs[8:], batch.actions[8:]
+    keep = (demo_actions[:, :1] > 0).float()
+    assert 0 < keep.sum() < 8  # the filter keeps some rows and drops others
+    with torch.no_grad():
+        mean = torch.tanh(agent.actor.mean_log_std(demo_obs)[0])
+        expected = 2.0 * (keep * (mean - demo_actions).pow(2).sum(-1, keepdim=True)).mean()
+        assert torch.allclose(agent._demo_bc_loss(batch, q_pi), expected)
+    agent._demo_rows = 0
+    assert agent._demo_bc_loss(batch, q_pi) == 0.0
 
 
 def test_a_trainer_run_reads_its_demonstrations_from_the_config(tmp_path):
@@ -132,3 +153,9 @@ def test_missing_files_and_bad_fractions_are_refused(tmp_path):
     for fraction in (-0.1, 1.0):
         with pytest.raises(ValueError, match="demo_fraction"):
             AgentConfig(demo_fraction=fraction)
+    for bad, message in [({"demo_bc_weight": -1.0}, ">= 0"), ({"demo_bc_weight": 1.0}, "needs agent.demonstrations"),
+                         ({"demo_bc_weight": 1.0, "demonstrations": "d.npz", "algorithm": "td3"}, "SAC and CrossQ"),
+                         ({"demo_bc_weight": 1.0, "demonstrations": "d.npz", "algorithm": "sac",
+                           "demo_fraction": 0.0}, "demo_fraction > 0")]:
+        with pytest.raises(ValueError, match=message):
+            AgentConfig(**bad)

@@ -162,6 +162,7 @@ class OffPolicyAgent(ABC):
         """``agent.demonstrations``: a buffer of their own, filled once (the same rows on every load)."""
         self.demo_replay: ReplayBuffer | None = None
         self.demo_digest = ""
+        self._demo_rows = 0
         if not self.config.demonstrations:
             return
         demos = load_demonstrations(self.config.demonstrations, self.obs_dim, self.act_dim)
@@ -178,6 +179,7 @@ class OffPolicyAgent(ABC):
         if self.demo_replay is None:
             return self.replay.sample(size)
         demo = int(round(size * self.config.demo_fraction))
+        self._demo_rows = demo  # the batch's last rows (demo_bc_weight clones them)
         if demo == 0:
             return self.replay.sample(size)
         own, theirs = self.replay.sample(size - demo), self.demo_replay.sample(demo)

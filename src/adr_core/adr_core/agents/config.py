@@ -67,6 +67,10 @@ class AgentConfig:
     demo_fraction: float = option(
         0.25, "Share of each gradient step's batch drawn from the demonstrations, in [0, 1) (Nair et al. 2018 kept "
               "about 1/8; RLPD 1/2); used only with demonstrations.")
+    demo_bc_weight: float = option(
+        0.0, "SAC and CrossQ with demonstrations: weight of a behaviour-cloning term in the actor's loss, the squared "
+             "distance of the actor's mean action to each demonstration action in the batch, counted only where the "
+             "critic rates the demonstration's action above the actor's (Nair et al. 2018's Q-filter). 0: off.")
     td3_policy_noise: float = option(0.2, "TD3 only: std of the target policy smoothing noise.")
     td3_noise_clip: float = option(0.5, "TD3 only: clip of the target policy smoothing noise.")
     td3_policy_delay: int = option(2, "TD3 only: critic steps per actor (and target) update.")
@@ -115,6 +119,13 @@ class AgentConfig:
             raise ValueError(f"agent.history_steps must be in [0, 16] past steps, got {self.history_steps}")
         if not 0.0 <= self.demo_fraction < 1.0:
             raise ValueError(f"agent.demo_fraction must be in [0, 1) (a share of each batch), got {self.demo_fraction}")
+        if not (math.isfinite(self.demo_bc_weight) and self.demo_bc_weight >= 0):
+            raise ValueError(f"agent.demo_bc_weight must be a finite number >= 0, got {self.demo_bc_weight}")
+        if self.demo_bc_weight and not (self.demonstrations and self.demo_fraction > 0):
+            raise ValueError("agent.demo_bc_weight needs agent.demonstrations and agent.demo_fraction > 0 (it clones "
+                             "the demonstration rows of each batch)")
+        if self.demo_bc_weight and self.algorithm not in ("sac", "crossq"):
+            raise ValueError(f"agent.demo_bc_weight: SAC and CrossQ only, got agent.algorithm {self.algorithm!r}")
         if not 0 <= self.her_future <= 16:
             raise ValueError(f"agent.her_future must be in [0, 16] relabelled copies per transition, got "
                              f"{self.her_future}")

@@ -87,7 +87,7 @@ class CrossQ(SAC):
             return critic_loss.detach(), None
         actions, log_prob = self._sample(batch.obs)
         q_pi = self.critic(batch.obs, actions).min(0).values  # eval mode: the running statistics, not updated
-        actor_loss = (alpha * log_prob - q_pi).mean()
+        actor_loss = (alpha * log_prob - q_pi).mean() + self._demo_bc_loss(batch, q_pi)
         self._step_actor(actor_loss)
         self._step_temperature(log_prob)
         return critic_loss.detach(), actor_loss.detach()

@@ -73,13 +73,28 @@ class SAC(OffPolicyAgent):
 
         actions, log_prob = self._sample(batch.obs)
         q_pi = self.critic(batch.obs, actions).min(0).values
-        actor_loss = (alpha * log_prob - q_pi).mean()
+        actor_loss = (alpha * log_prob - q_pi).mean() + self._demo_bc_loss(batch, q_pi)
         self._step_actor(actor_loss)
 
         self._step_temperature(log_prob)
 
         self._soft_update(self._critic_target_params, self._critic_params, self.config.tau)
         return critic_loss.detach(), actor_loss.detach()
+
+    def _demo_bc_loss(self, batch: Batch, q_pi: torch.Tensor) -> torch.Tensor | float:
+        """``demo_bc_weight`` x the mean over the batch's demonstration rows of ||mean action - demo action||^2,
+        each row counted only where min Q(s, demo action) > min Q(s, sampled action) (Nair et al. 2018's Q-filter;
+        the critic in its current mode, no gradient through it). 0 without demonstrations in the batch."""
+        n = self._demo_rows
+        if not (self.config.demo_bc_weight and n):
+            return 0.0
+        obs, demo_actions = batch.obs[-n:], batch.actions[-n:]
+        with torch.no_grad():
+            keep = (self.critic(obs, demo_actions).min(0).values > q_pi[-n:]).float()
+        mean_action = torch.tanh(self.actor.mean_log_std(obs)[0])
+        squared = (mean_action - demo_actions).pow(2).sum(-1, keepdim=True)
+        loss: torch.Tensor = self.config.demo_bc_weight * (keep * squared).mean()
+        return loss
 
     def _step_temperature(self, log_prob: torch.Tensor) -> None:
         """One Adam step of ``log_alpha`` on the actor step's log-probabilities; counts them for policy_entropy."""
