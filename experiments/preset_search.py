@@ -49,6 +49,7 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
 
     from adr_core.engine.hooks import EarlyStopHook, Hook
     from adr_core.evaluation.settings import evaluate
+    from adr_core.randomization import space_of
     from adr_core.training.config import TrainConfig
     from adr_core.training.experiments import resolve_experiment
     from adr_core.training.run_hooks import early_stop
@@ -66,8 +67,13 @@ def run_one(job: dict[str, Any]) -> dict[str, Any]:
         shutil.rmtree(run_dir)
     trainer = Trainer(config, run_dir)
 
+    space = None if config.space is None else space_of(config.env_id, config.space)
+
     def score(episodes: int, seed: int) -> dict[str, float]:
-        s = evaluate(trainer.agent.actor_state_dict(), config.env_id, ["reference"], episodes, (seed,))["reference"]
+        """The reference of the run's own space, at its own episode length (the env's packaged space and limit
+        otherwise): a run trained on an identified arm is scored on that arm."""
+        s = evaluate(trainer.agent.actor_state_dict(), config.env_id, ["reference"], episodes, (seed,),
+                     space=space, max_episode_steps=config.max_episode_steps)["reference"]
         return s.summary()
 
     curve: list[dict[str, Any]] = []
