@@ -55,6 +55,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -117,16 +118,27 @@ def run_ours(name: str, seed: int, args: argparse.Namespace, work: Path) -> dict
         last = handle.read().strip().splitlines()
     header, final_row = last[0].split(","), last[-1].split(",")
     metrics = dict(zip(header, final_row))
-    from adr_core.envs import make_env
-
     policy = load_policy(run_dir)
-    final = evaluate_callable(policy.policy(), args.final_episodes, FINAL_SEED, make_env(args.env))
+    final = evaluate_callable(policy.policy(), args.final_episodes, FINAL_SEED, final_env(policy))
     return {"name": name, "seed": seed, "agent_steps": int(metrics["agent_steps"]),
             "train_s": float(metrics["wall_time_s"]), "evaluation_s": sum(p["evaluation_s"] for p in curve),
             "command_s": total_s, "stopped": stop_reason(run_dir), "curve": curve,
             "landed": first_landing(curve, args.env),
             "final_return_mean": final["return_mean"], "final_solved": final["solved_fraction"],
             "run_dir": str(run_dir)}
+
+
+def final_env(policy: Any) -> Any:
+    """The env a trained policy's final episodes run in: its run's own space (an identified arm, say) and episode
+    length when its config named them, else the env's packaged ones."""
+    from adr_core.envs import make_env
+
+    kwargs: dict[str, Any] = {}
+    if policy.run_space is not None:
+        kwargs["space"] = policy.run_space
+    if policy.max_episode_steps is not None:
+        kwargs["max_episode_steps"] = policy.max_episode_steps
+    return make_env(policy.env_id, **kwargs)
 
 
 def stop_reason(run_dir: Path) -> str:

@@ -1,6 +1,8 @@
 """The decision rule of experiments/time_to_land.py on made-up runs: medians, censoring, the ratio and its bound."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from experiments import time_to_land
@@ -82,3 +84,29 @@ def test_the_stop_reason_reads_the_met_column_wherever_it_sits(ttl, tmp_path):
     assert ttl.stop_reason(tmp_path) == "budget"
     (tmp_path / "early_stop.csv").unlink()
     assert ttl.stop_reason(tmp_path) == "budget"
+
+
+def test_final_episodes_run_in_the_runs_own_space_and_length(tmp_path):
+    """A run trained on a space of its own (an identified arm) with its own episode length plays its final
+    episodes there, not on the env's packaged arm (which scored the reacher's identified-arm runs on soft servos)."""
+    import yaml
+    from tiny_configs import tiny_config
+
+    from adr_core.evaluation.policies import load_policy
+    from adr_core.training.trainer import Trainer
+
+    packaged = time_to_land.final_env(_policy_of(tmp_path / "plain", {}, Trainer, tiny_config, load_policy))
+    assert packaged.unwrapped.randomization_space.reference()[0] == 13.0 and packaged.spec.max_episode_steps == 1000
+    space = yaml.safe_load((Path(__file__).parents[2] / "src/adr_core/adr_core/config/spaces/LunarLander-v0.yaml")
+                           .read_text())
+    space["dimensions"][0].update(default=6.0, train={"absolute": [5.0, 7.0]})
+    (tmp_path / "weak.yaml").write_text(yaml.safe_dump(space))
+    own = time_to_land.final_env(_policy_of(tmp_path / "weak", {"space": str(tmp_path / "weak.yaml"),
+                                                                "max_episode_steps": 60},
+                                            Trainer, tiny_config, load_policy))
+    assert own.unwrapped.randomization_space.reference()[0] == 6.0 and own.spec.max_episode_steps == 60
+
+
+def _policy_of(run_dir, overrides, Trainer, tiny_config, load_policy):
+    Trainer(tiny_config(total_agent_steps=300, **overrides), run_dir).run(max_iterations=1)
+    return load_policy(run_dir)
