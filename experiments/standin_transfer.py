@@ -128,6 +128,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{run}: no readable config.yaml ({error})")
         if env_id != wanted:
             parser.error(f"{run} trained {env_id}; --task {args.task} deploys {wanted} policies")
+    keys: dict[tuple[str, int], Path] = {}
+    for run in args.runs:  # results files are named by method and seed: two runs must not share one
+        key = method_and_seed(run)
+        if key in keys:
+            parser.error(f"{keys[key]} and {run} are both {key[0]} seed {key[1]}: their episodes would go to one "
+                         f"results file; deploy them with separate --out folders")
+        keys[key] = run
     jobs = []
     for setting in args.settings:
         for run in args.runs:

@@ -44,3 +44,20 @@ def test_a_pusher_setting_names_the_puck_or_the_arm_and_the_puck() -> None:
     assert standin_command("pusher", "weak_torque+slippery", link)[3:7] == ["--puck", "slippery", "--setting",
                                                                            "weak_torque"]
     assert standin_command("reacher", "weak_torque", link)[:3] == ["adr-standin-arm", "--setting", "weak_torque"]
+
+
+def test_two_runs_of_the_same_method_and_seed_are_refused(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Results files are named <method>_seed<k>: two variants of one search seed would share (and mix) one."""
+    runs = []
+    for name in ("a", "b"):
+        run = tmp_path / name
+        run.mkdir()
+        (run / "config.yaml").write_text(yaml.safe_dump({"env_id": "adr/ErgoPusher-v0", "sampler": "adr",
+                                                         "seed": 0}))
+        runs.append(str(run))
+    with pytest.raises(SystemExit) as exit_:
+        standin_transfer.main(["--task", "pusher", "--runs", *runs, "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    assert "are both adr seed 0" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
