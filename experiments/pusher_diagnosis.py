@@ -53,6 +53,36 @@ from adr_core.envs import env_record, make_env
 FIELDS = ("seed", "puck_x", "puck_y", "goal_x", "goal_y", "final_distance")
 
 
+def knot_actions(sample: np.ndarray, steps: int) -> np.ndarray:
+    """``(steps, dims)`` actions linearly interpolated between a ``(knots, dims)`` sample's knots."""
+    knots = sample.shape[0]
+    grid, knot_grid = np.arange(steps) / (steps - 1) * (knots - 1), np.arange(knots)
+    return np.stack([np.interp(grid, knot_grid, sample[:, j]) for j in range(sample.shape[1])], axis=1)
+
+
+def cem(score: Callable[[np.ndarray], tuple[float, float]], mean: np.ndarray, std: np.ndarray,
+        rng: np.random.Generator, candidates: int, rounds: int, elite: int,
+        best: np.ndarray | None = None) -> tuple[float, np.ndarray | None]:
+    """Both planners' cross-entropy search over knot sequences in [-1, 1]: ``score(sample) -> (cost, final
+    distance)``; each round's first candidate is the best so far (from round 1 when ``best`` is given). Returns the
+    best candidate's final distance and the candidate."""
+    best_cost, best_final = math.inf, math.inf
+    for _ in range(rounds):
+        samples = np.clip(mean + std * rng.standard_normal((candidates, *mean.shape)), -1, 1)
+        if best is not None:
+            samples[0] = best
+        costs, finals = np.empty(candidates), np.empty(candidates)
+        for i, sample in enumerate(samples):
+            costs[i], finals[i] = score(sample)
+        order = np.argsort(costs)
+        if costs[order[0]] < best_cost:
+            best_cost, best, best_final = costs[order[0]], samples[order[0]].copy(), finals[order[0]]
+        elites = samples[order[:elite]]
+        mean = 0.7 * elites.mean(0) + 0.3 * mean
+        std = 0.7 * elites.std(0) + 0.3 * std + 0.02
+    return float(best_final), best
+
+
 # ------------------------------------------------------------------------------------------------ Pusher3DOF planner
 def plan_pusher3dof(env: Any, rng: np.random.Generator, candidates: int = 128, rounds: int = 16, knots: int = 11,
                     elite: int = 12) -> float:
@@ -62,32 +92,19 @@ def plan_pusher3dof(env: Any, rng: np.random.Generator, candidates: int = 128, r
     u = env.unwrapped
     model, data = u.model, u.data
     qpos0, qvel0, steps = data.qpos.copy(), data.qvel.copy(), 100
-    grid, knot_grid = np.arange(steps) / (steps - 1) * (knots - 1), np.arange(knots)
-    mean, std = np.zeros((knots, 3)), np.full((knots, 3), 0.8)
-    best_cost, best, best_final = math.inf, None, math.inf
-    for _ in range(rounds):
-        samples = np.clip(mean + std * rng.standard_normal((candidates, knots, 3)), -1, 1)
-        if best is not None:
-            samples[0] = best
-        costs = np.empty(candidates)
-        finals = np.empty(candidates)
-        for i, sample in enumerate(samples):
-            actions = np.stack([np.interp(grid, knot_grid, sample[:, j]) for j in range(3)], axis=1)
-            data.qpos[:], data.qvel[:], data.time = qpos0, qvel0, 0.0
-            mujoco.mj_forward(model, data)
-            nearest = math.inf
-            for action in actions:
-                data.ctrl[:] = action
-                mujoco.mj_step(model, data, nstep=5)
-                nearest = min(nearest, math.dist(u._tip[:2].tolist(), u._puck.tolist()))
-            finals[i] = math.dist(u._puck.tolist(), u._goal[:2].tolist())
-            costs[i] = finals[i] + 0.1 * nearest
-        order = np.argsort(costs)
-        if costs[order[0]] < best_cost:
-            best_cost, best, best_final = costs[order[0]], samples[order[0]].copy(), finals[order[0]]
-        elites = samples[order[:elite]]
-        mean = 0.7 * elites.mean(0) + 0.3 * mean
-        std = 0.7 * elites.std(0) + 0.3 * std + 0.02
+
+    def score(sample: np.ndarray) -> tuple[float, float]:
+        data.qpos[:], data.qvel[:], data.time = qpos0, qvel0, 0.0
+        mujoco.mj_forward(model, data)
+        nearest = math.inf
+        for action in knot_actions(sample, steps):
+            data.ctrl[:] = action
+            mujoco.mj_step(model, data, nstep=5)
+            nearest = min(nearest, math.dist(u._tip[:2].tolist(), u._puck.tolist()))
+        final = math.dist(u._puck.tolist(), u._goal[:2].tolist())
+        return final + 0.1 * nearest, final
+
+    best_final, _ = cem(score, np.zeros((knots, 3)), np.full((knots, 3), 0.8), rng, candidates, rounds, elite)
     data.qpos[:], data.qvel[:] = qpos0, qvel0
     mujoco.mj_forward(model, data)
     return float(best_final)
@@ -121,7 +138,6 @@ def plan_ergo_pusher_actions(env: Any, script: ErgoPusherScript, rng: np.random.
     """``plan_ergo_pusher``'s distance and the ``(steps, 4)`` actions that reach it; the env is left at its start."""
     u = env.unwrapped
     restore = _ergo_snapshot(u)
-    grid, knot_grid = np.arange(steps) / (steps - 1) * (knots - 1), np.arange(knots)
 
     def rollout(actions: np.ndarray) -> tuple[float, float]:
         restore()
@@ -138,29 +154,19 @@ def plan_ergo_pusher_actions(env: Any, script: ErgoPusherScript, rng: np.random.
         scripted.append(script.act())
         u.step(scripted[-1])
     scripted_actions = np.clip(np.array(scripted), -1, 1)
-    mean = scripted_actions[np.round(knot_grid / (knots - 1) * (steps - 1)).astype(int)]
-    std = np.full_like(mean, 0.3)
-    best_cost, best, best_final = math.inf, mean.copy(), math.inf
-    for _ in range(rounds):
-        samples = np.clip(mean + std * rng.standard_normal((candidates, knots, mean.shape[1])), -1, 1)
-        samples[0] = best
-        costs, finals = np.empty(candidates), np.empty(candidates)
-        for i, sample in enumerate(samples):
-            actions = np.stack([np.interp(grid, knot_grid, sample[:, j]) for j in range(sample.shape[1])], axis=1)
-            finals[i], nearest = rollout(actions)
-            costs[i] = finals[i] + 0.1 * nearest
-        order = np.argsort(costs)
-        if costs[order[0]] < best_cost:
-            best_cost, best, best_final = costs[order[0]], samples[order[0]].copy(), finals[order[0]]
-        elites = samples[order[:elite]]
-        mean = 0.7 * elites.mean(0) + 0.3 * mean
-        std = 0.7 * elites.std(0) + 0.3 * std + 0.02
+    mean = scripted_actions[np.round(np.arange(knots) / (knots - 1) * (steps - 1)).astype(int)]
+
+    def score(sample: np.ndarray) -> tuple[float, float]:
+        final, nearest = rollout(knot_actions(sample, steps))
+        return final + 0.1 * nearest, final
+
+    best_final, best = cem(score, mean, np.full_like(mean, 0.3), rng, candidates, rounds, elite, best=mean.copy())
+    assert best is not None
     scripted_final, _ = rollout(scripted_actions)
     restore()
     if scripted_final <= best_final:
         return float(scripted_final), scripted_actions
-    return float(best_final), np.stack([np.interp(grid, knot_grid, best[:, j]) for j in range(best.shape[1])],
-                                       axis=1)
+    return float(best_final), knot_actions(best, steps)
 
 
 # ------------------------------------------------------------------------------------------ ErgoPusher scripted push
